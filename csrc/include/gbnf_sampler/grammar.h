@@ -1,0 +1,107 @@
+// The parsed grammar: an abstract syntax tree kept exactly as written (no normalization), so that
+// printing it back gives GBNF that parses to the same tree. Normalization into byte-level automata
+// happens later, in the automaton builder (csrc/automaton/).
+//
+// Layout: every node lives in one flat array (Grammar::nodes), addressed by NodeId; composite
+// nodes list their children's ids. Rules are another array; a RuleRef names a rule by RuleId.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gbnf_sampler/error.h"
+#include "gbnf_sampler/limits.h"
+
+namespace gbnf {
+
+using NodeId = uint32_t;
+using RuleId = uint32_t;
+
+// Repetition upper bound meaning "no bound" (x*, x+, x{m,}).
+inline constexpr uint32_t kUnbounded = UINT32_MAX;
+// The largest code point a grammar may name (\U escapes above it are rejected).
+inline constexpr uint32_t kMaxCodepoint = 0x10FFFF;
+
+enum class NodeKind : uint8_t {
+  kSequence,     // children matched one after another; zero children = the empty string
+  kAlternation,  // one of children (always >= 2; the parser never builds a one-child one)
+  kLiteral,      // codepoints, in order ("abc", "\x41")
+  kCharClass,    // one code point inside (or, if negated, outside) the union of ranges
+  kAnyChar,      // "." : any one code point
+  kRuleRef,      // rule
+  kTokenRef,     // <[id]> / <text> and negations !<...>: one whole vocabulary token
+  kRepeat,       // children[0] repeated min..max times (max may be kUnbounded)
+};
+
+// Inclusive code point range. In a parsed grammar lo <= hi always holds.
+struct CodepointRange {
+  uint32_t lo = 0;
+  uint32_t hi = 0;
+  friend bool operator==(const CodepointRange& a, const CodepointRange& b) {
+    return a.lo == b.lo && a.hi == b.hi;
+  }
+};
+
+// Byte span in the source text, for diagnostics. Synthesized nodes have length 0.
+struct SourceSpan {
+  uint32_t offset = 0;
+  uint32_t length = 0;
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kSequence;
+  bool negated = false;                 // kCharClass ([^...]), kTokenRef (!<...>)
+  bool token_by_id = false;             // kTokenRef: <[id]> (true) or <text> (false)
+  uint32_t min = 0;                     // kRepeat
+  uint32_t max = 0;                     // kRepeat (kUnbounded for no bound)
+  uint32_t rule = 0;                    // kRuleRef: the rule referenced
+  uint32_t token_id = 0;                // kTokenRef by id
+  std::string token_text;               // kTokenRef by text: the token's UTF-8 text, with '<' '>'
+  std::vector<uint32_t> codepoints;     // kLiteral
+  std::vector<CodepointRange> ranges;   // kCharClass, in source order (not merged)
+  std::vector<NodeId> children;         // kSequence, kAlternation, kRepeat (exactly one)
+  SourceSpan span;
+};
+
+struct Rule {
+  std::string name;
+  NodeId body = 0;
+  SourceSpan span;  // the name at its (last) definition
+};
+
+class Grammar {
+ public:
+  const std::vector<Rule>& rules() const { return rules_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(NodeId id) const { return nodes_[id]; }
+  const Rule& rule(RuleId id) const { return rules_[id]; }
+  RuleId root() const { return root_; }
+  // Rule id by name, or -1.
+  int64_t FindRule(std::string_view name) const;
+  const std::vector<Diagnostic>& warnings() const { return warnings_; }
+  const std::string& source() const { return source_; }
+
+  // Structural equality of the rule set (names, bodies, root); ignores spans, warnings, source.
+  bool SameAs(const Grammar& other) const;
+
+ private:
+  friend class GrammarBuilder;
+  std::vector<Rule> rules_;
+  std::vector<Node> nodes_;
+  RuleId root_ = 0;
+  std::vector<Diagnostic> warnings_;
+  std::string source_;
+};
+
+// Parses GBNF text; `root` names the start rule. Throws GrammarError (every problem found, with
+// positions) when the text is not a usable grammar. Warnings land in Grammar::warnings().
+Grammar ParseGrammar(std::string_view text, std::string_view root = "root",
+                     const GrammarLimits& limits = GrammarLimits());
+
+// Canonical GBNF for the grammar: rules in definition order, one per line. Parsing the output
+// with the same root gives a grammar SameAs() this one.
+std::string PrintGrammar(const Grammar& grammar);
+
+}  // namespace gbnf

@@ -1,0 +1,26 @@
+"""gbnf-sampler: fast, exact grammar-constrained sampling for local LLM inference."""
+
+from __future__ import annotations
+
+from . import ast
+from .errors import (
+    Diagnostic,
+    GbnfSamplerError,
+    GrammarError,
+    GrammarTooComplexError,
+    SchemaError,
+)
+from .grammar import Grammar
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Diagnostic",
+    "GbnfSamplerError",
+    "Grammar",
+    "GrammarError",
+    "GrammarTooComplexError",
+    "SchemaError",
+    "__version__",
+    "ast",
+]

@@ -1,0 +1,164 @@
+"""``Grammar``: a parsed, validated grammar, built from GBNF or from higher-level descriptions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import _core
+from . import ast as gast
+from .errors import Diagnostic, GrammarError
+
+DEFAULT_ROOT = "root"
+
+
+def _diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
+    return Diagnostic(
+        severity=str(raw["severity"]),
+        code=str(raw["code"]),
+        message=str(raw["message"]),
+        hint=str(raw["hint"]),
+        line=int(raw["line"]),
+        column=int(raw["column"]),
+        width=int(raw["width"]),
+        snippet=str(raw["snippet"]),
+        rendered=str(raw["rendered"]),
+    )
+
+
+def _grammar_error(payload: Mapping[str, Any]) -> GrammarError:
+    """Builds the Python exception from the core's error payload (called by the extension)."""
+    return GrammarError(
+        [_diagnostic(d) for d in payload["errors"]],
+        [_diagnostic(d) for d in payload["warnings"]],
+    )
+
+
+def _node(raw: tuple[Any, ...]) -> gast.Node:
+    kind = raw[0]
+    if kind == "seq":
+        return gast.Sequence(tuple(_node(c) for c in raw[1]))
+    if kind == "alt":
+        return gast.Alternation(tuple(_node(c) for c in raw[1]))
+    if kind == "lit":
+        return gast.Literal(tuple(raw[1]))
+    if kind == "class":
+        return gast.CharClass(tuple((lo, hi) for lo, hi in raw[1]), bool(raw[2]))
+    if kind == "any":
+        return gast.AnyChar()
+    if kind == "ref":
+        return gast.RuleRef(raw[1])
+    if kind == "token":
+        return gast.TokenRef(raw[1], raw[2], bool(raw[3]))
+    if kind == "repeat":
+        return gast.Repeat(_node(raw[1]), raw[2], raw[3])
+    raise AssertionError(f"unknown node kind from the core: {kind!r}")
+
+
+def _encode_text(text: str | bytes) -> bytes:
+    if isinstance(text, bytes):
+        return text
+    if isinstance(text, str):
+        # Lone surrogates survive as (invalid) UTF-8 bytes so the parser reports their position.
+        return text.encode("utf-8", "surrogatepass")
+    raise TypeError(f"grammar text must be str or bytes, not {type(text).__name__}")
+
+
+class Grammar:
+    """A grammar that parsed and passed analysis. Immutable; safe to share between threads.
+
+    Build one with :meth:`from_gbnf` (or the JSON Schema / regex / choices constructors). ``rules``
+    gives the syntax tree as written; ``warnings`` the non-fatal diagnostics.
+    """
+
+    __slots__ = ("_core", "_rules")
+
+    def __init__(self, core: _core.Grammar) -> None:
+        if not isinstance(core, _core.Grammar):
+            raise TypeError("use Grammar.from_gbnf(text) (or another from_* constructor)")
+        self._core = core
+        self._rules: dict[str, gast.Node] | None = None
+
+    @classmethod
+    def from_gbnf(cls, text: str | bytes, root: str = DEFAULT_ROOT) -> Grammar:
+        """Parses GBNF text (llama.cpp's grammar language). Raises :class:`GrammarError`."""
+        if not isinstance(root, str):
+            raise TypeError(f"root must be str, not {type(root).__name__}")
+        return cls(_core.parse_grammar(_encode_text(text), root))
+
+    @classmethod
+    def from_json_schema(cls, schema: Any, **options: Any) -> Grammar:
+        """A grammar for JSON documents valid under ``schema`` (dict, JSON text or a Pydantic
+        model class). Options: see :func:`gbnf_sampler.json_schema.schema_to_gbnf`."""
+        from .json_schema import schema_to_gbnf
+
+        return cls.from_gbnf(schema_to_gbnf(schema, **options))
+
+    @classmethod
+    def from_regex(cls, pattern: str, **options: Any) -> Grammar:
+        """A grammar for strings fully matching ``pattern`` (ECMA-262 dialect of JSON Schema)."""
+        from .regex import regex_to_gbnf
+
+        return cls.from_gbnf(regex_to_gbnf(pattern, **options))
+
+    @classmethod
+    def from_choices(cls, choices: list[str]) -> Grammar:
+        """A grammar for exactly one of the given strings."""
+        from .json_schema import choices_to_gbnf
+
+        return cls.from_gbnf(choices_to_gbnf(choices))
+
+    @classmethod
+    def from_tools(cls, tools: list[Mapping[str, Any]], tool_choice: Any = "auto") -> Grammar:
+        """A grammar for OpenAI-style tool calls over ``tools``."""
+        from .json_schema import tools_to_gbnf
+
+        return cls.from_gbnf(tools_to_gbnf(tools, tool_choice=tool_choice))
+
+    @classmethod
+    def from_response_format(cls, response_format: Mapping[str, Any]) -> Grammar:
+        """A grammar for an OpenAI-style ``response_format``."""
+        from .json_schema import response_format_to_gbnf
+
+        return cls.from_gbnf(response_format_to_gbnf(response_format))
+
+    @classmethod
+    def json(cls) -> Grammar:
+        """A grammar for any JSON value."""
+        from .json_schema import JSON_GBNF
+
+        return cls.from_gbnf(JSON_GBNF)
+
+    @property
+    def root(self) -> str:
+        return str(self._core.root_name)
+
+    @property
+    def rules(self) -> dict[str, gast.Node]:
+        """Rule name -> syntax tree, in definition order (see :mod:`gbnf_sampler.ast`)."""
+        if self._rules is None:
+            self._rules = {name: _node(body) for name, body in self._core.rules_ast()}
+        return dict(self._rules)
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [_diagnostic(d) for d in self._core.warnings()]
+
+    def to_gbnf(self) -> str:
+        """Canonical GBNF text; parsing it with the same root gives an equal grammar."""
+        return str(self._core.to_gbnf())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Grammar):
+            return NotImplemented
+        return bool(self._core.same_as(other._core))
+
+    def __hash__(self) -> int:
+        return hash(self.to_gbnf())
+
+    def __repr__(self) -> str:
+        n = len(self._core.rules_ast())
+        return f"<Grammar root={self.root!r} rules={n}>"
+
+
+__all__ = ["DEFAULT_ROOT", "Grammar"]
