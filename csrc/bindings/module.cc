@@ -1,0 +1,10 @@
+// The _core extension module: registration and exception translation only.
+#include <pybind11/pybind11.h>
+
+#include "bindings/bindings.h"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "gbnf-sampler C++ core";
+  gbnf::bindings::BindGrammar(m);
+  gbnf::bindings::BindMatcher(m);
+}
