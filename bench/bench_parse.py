@@ -1,7 +1,7 @@
 """Parse + analysis time of large grammars, and a check that parsing is linear.
 
-    python -m pytest bench/bench_parse.py --benchmark-enable     # pytest-benchmark table
-    python bench/bench_parse.py                                  # linearity table (10x sizes)
+python -m pytest bench/bench_parse.py --benchmark-enable     # pytest-benchmark table
+python bench/bench_parse.py                                  # linearity table (10x sizes)
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ def generated_grammar(n_rules: int) -> str:
     for i in range(n_rules):
         a, b = i + 1, i + 2
         if b < n_rules:
-            body = (f'"k{i}" ws r{a} | [a-z_]{{1,8}} ("," ws r{b})* | "\\u00e9\\x41"? r{a} '
-                    f'| ( "[" ws r{b} ws "]" )+')
+            body = (
+                f'"k{i}" ws r{a} | [a-z_]{{1,8}} ("," ws r{b})* | "\\u00e9\\x41"? r{a} '
+                f'| ( "[" ws r{b} ws "]" )+'
+            )
         else:
             body = f'"leaf{i}" [0-9]+ | [^"\\\\]{{2,5}}'
         lines.append(f"r{i} ::= {body}  # rule {i}")
@@ -78,7 +80,7 @@ def main() -> int:
             from gbnf_sampler.testing import llama_cpp_grammars
 
             path = Path(llama_cpp_grammars()[name])
-        except Exception as e:  # noqa: BLE001 - optional data; report and go on
+        except Exception as e:
             print(f"{name}.gbnf unavailable: {e}", file=sys.stderr)
             continue
         text = path.read_text(encoding="utf-8")
