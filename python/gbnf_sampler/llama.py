@@ -47,6 +47,21 @@ def _compiled_for(llm: Any, grammar: Any) -> Any:
     return compile_grammar(Grammar.coerce(grammar), vocab)
 
 
+def matcher_for(llm: Any, grammar: Any) -> Any:
+    """A fresh token-level Matcher of ``grammar`` over ``llm``'s vocabulary."""
+    from . import Matcher
+
+    return Matcher(_compiled_for(llm, grammar))
+
+
+def sampler(llm: Any, grammar: Any) -> Any:
+    """A native llama.cpp sampler (:class:`GrammarSampler`) for ``grammar``: add it first in a
+    ``llama_sampler_chain``; its apply and accept run in C++."""
+    from .llama_sampler import GrammarSampler
+
+    return GrammarSampler(matcher_for(llm, grammar))
+
+
 class GrammarLogitsProcessor:
     """Masks the logits llama-cpp-python hands to a logits processor so that only tokens that
     keep the output inside the grammar stay possible (EOS exactly when the output may end).
@@ -139,4 +154,15 @@ def logits_processor(llm: Any, grammar: Any) -> Any:
     return llama_cpp.LogitsProcessorList([GrammarLogitsProcessor(llm, grammar)])
 
 
-__all__ = ["GrammarLogitsProcessor", "logits_processor", "vocab_for"]
+from .llama_generate import GenerationError, chat, generate  # noqa: E402 - re-exports
+
+__all__ = [
+    "GenerationError",
+    "GrammarLogitsProcessor",
+    "chat",
+    "generate",
+    "logits_processor",
+    "matcher_for",
+    "sampler",
+    "vocab_for",
+]
