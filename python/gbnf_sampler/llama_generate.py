@@ -29,23 +29,31 @@ class _Progress:
     pending: bytes = b""  # detokenized bytes not yet emitted (an incomplete UTF-8 sequence)
 
 
-def _sampler_chain(
-    grammar_sampler: Any, temperature: float, top_k: int, top_p: float, min_p: float, seed: int
-) -> Any:
+def _sampler_chain(grammar_sampler: Any, options: dict[str, Any], n_vocab: int, eos: int) -> Any:
+    """The sampler chain: the grammar first (later samplers only see allowed tokens); with no
+    grammar (a benchmark baseline), EOS is banned so every run has the same length."""
     import llama_cpp
 
-    params = llama_cpp.llama_sampler_chain_default_params()
-    chain = llama_cpp.llama_sampler_chain_init(params)
-    grammar_sampler.add_to(chain)  # first: later samplers only see allowed tokens
+    chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+
+    def add(sampler: Any) -> None:
+        llama_cpp.llama_sampler_chain_add(chain, sampler)
+
+    if grammar_sampler is not None:
+        grammar_sampler.add_to(chain)
+    else:
+        bias = (llama_cpp.llama_logit_bias * 1)(llama_cpp.llama_logit_bias(eos, -1e30))
+        add(llama_cpp.llama_sampler_init_logit_bias(n_vocab, 1, bias))
+    temperature = options["temperature"]
     if temperature <= 0:
-        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_greedy())
+        add(llama_cpp.llama_sampler_init_greedy())
         return chain
-    if top_k > 0:
-        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_top_k(top_k))
-    llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_top_p(top_p, 1))
-    llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_min_p(min_p, 1))
-    llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_temp(temperature))
-    llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_dist(seed))
+    if options["top_k"] > 0:
+        add(llama_cpp.llama_sampler_init_top_k(options["top_k"]))
+    add(llama_cpp.llama_sampler_init_top_p(options["top_p"], 1))
+    add(llama_cpp.llama_sampler_init_min_p(options["min_p"], 1))
+    add(llama_cpp.llama_sampler_init_temp(temperature))
+    add(llama_cpp.llama_sampler_init_dist(options["seed"]))
     return chain
 
 
@@ -106,13 +114,13 @@ def _stream_tokens(
         vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
         while len(progress.tokens) < options["max_tokens"]:
             token = int(llama_cpp.llama_sampler_sample(chain, llm._ctx.ctx, -1))
-            if sampler.error:
+            if sampler is not None and sampler.error:
                 raise GenerationError(sampler.error)
             if llama_cpp.llama_vocab_is_eog(vocab, token):
                 progress.finish_reason = "stop"
                 break
             new = [token]
-            if options["jump_forward"]:
+            if sampler is not None and options["jump_forward"]:
                 budget = options["max_tokens"] - len(progress.tokens) - 1
                 new += _jump_forward(llm, sampler, chain, progress, budget)
             llm.eval(new)  # the sampled token and any forced ones, in one batch
@@ -167,7 +175,8 @@ def generate(
 ) -> Any:
     """A completion constrained by ``grammar``, shaped like llama-cpp-python's
     ``create_completion`` result (or an iterator of its streaming chunks). ``usage`` also
-    reports ``forced_tokens``: tokens placed by jump-forward rather than sampled."""
+    reports ``forced_tokens``: tokens placed by jump-forward rather than sampled.
+    ``grammar=None`` generates unconstrained with EOS banned (a fixed-length baseline)."""
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
     options = {
