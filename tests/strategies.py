@@ -2,12 +2,11 @@
 
 ``grammars()`` draws small grammars (``rules`` dict of :mod:`gbnf_sampler.ast` nodes, ``root``) in
 the parser's normal form, so that ``Grammar.from_gbnf(to_gbnf_text(rules, root)).rules == rules``
-holds exactly:
-
-* a ``Sequence`` has two or more items, none of them a ``Sequence``; ``Sequence(())`` (epsilon)
-  appears only as an alternative or as a whole rule body;
-* an ``Alternation`` has no ``Alternation`` items (``("a" | "b") | "c"`` would be nested);
-* literals are non-empty; no surrogates anywhere; no ``TokenRef``.
+holds exactly. The parser keeps the tree as written, except that a parenthesized group becomes
+its content and a one-item sequence becomes its item; so a ``Sequence`` here has zero or two or
+more items, and a nested ``Sequence`` or ``Alternation`` is what a parenthesized group inside a
+sequence or alternation gives. ``Sequence(())`` (epsilon, ``()`` or an empty alternative) and
+``Literal(())`` (``""``) both occur. No surrogates, no U+0000, no ``TokenRef``.
 
 Every rule is productive: rules are made from the last to the first, and each rule's first
 alternative ("base") may only refer to rules made before it, so by induction it can finish;
@@ -70,9 +69,8 @@ def char_classes() -> st.SearchStrategy[gast.CharClass]:
 
 
 @st.composite
-def _expr(draw: Draw, refs: tuple[str, ...], depth: int, kind: str = "any") -> gast.Node:
-    """An expression in normal form. ``kind`` "seq_item" excludes Sequence, "alt_item" excludes
-    Alternation; ``refs`` are the rules it may refer to."""
+def _expr(draw: Draw, refs: tuple[str, ...], depth: int) -> gast.Node:
+    """An expression in normal form that may refer to the rules ``refs``."""
     atoms: list[st.SearchStrategy[gast.Node]] = [
         literals(),
         char_classes(),
@@ -80,20 +78,18 @@ def _expr(draw: Draw, refs: tuple[str, ...], depth: int, kind: str = "any") -> g
     ]
     if refs:
         atoms.append(st.sampled_from(refs).map(gast.RuleRef))
-    kinds = ["atom"] * 3 + (["seq", "alt", "repeat"] if depth > 0 else [])
-    if kind == "seq_item":
-        kinds = [k for k in kinds if k != "seq"]
-    if kind == "alt_item":
-        kinds = [k for k in kinds if k != "alt"]
+    kinds = ["atom"] * 4 + ["empty"] + (["seq", "alt", "repeat"] * 2 if depth > 0 else [])
     choice = draw(st.sampled_from(kinds))
     if choice == "atom":
         return draw(st.one_of(atoms))
+    if choice == "empty":
+        return draw(st.sampled_from([gast.Sequence(()), gast.Literal(())]))
     if choice == "seq":
-        items = draw(st.lists(_expr(refs, depth - 1, "seq_item"), min_size=2, max_size=3))
+        items = draw(st.lists(_expr(refs, depth - 1), min_size=2, max_size=3))
         return gast.Sequence(tuple(items))
     if choice == "alt":
-        item = st.one_of(_expr(refs, depth - 1, "alt_item"), st.just(gast.Sequence(())))
-        return gast.Alternation(tuple(draw(st.lists(item, min_size=2, max_size=3))))
+        items = draw(st.lists(_expr(refs, depth - 1), min_size=2, max_size=3))
+        return gast.Alternation(tuple(items))
     lo = draw(st.integers(0, 3))
     hi = draw(st.one_of(st.none(), st.integers(lo, lo + 3)))
     return gast.Repeat(draw(_expr(refs, depth - 1)), lo, hi)
@@ -107,7 +103,7 @@ def grammars(draw: Draw, max_rules: int = 4, max_depth: int = 3) -> tuple[Rules,
     for i in reversed(range(len(names))):
         name = names[i]
         extras = draw(st.lists(_recursive_alternative(names, name, max_depth), max_size=2))
-        base = draw(_expr(tuple(names[i + 1 :]), max_depth, "alt_item" if extras else "any"))
+        base = draw(_expr(tuple(names[i + 1 :]), max_depth))
         if not extras:
             rules[name] = base
             continue
@@ -120,8 +116,8 @@ def grammars(draw: Draw, max_rules: int = 4, max_depth: int = 3) -> tuple[Rules,
 
 def _recursive_alternative(names: list[str], name: str, depth: int) -> st.SearchStrategy[gast.Node]:
     """An alternative that may use any rule; sometimes left recursive (``name X``) or empty."""
-    anything = _expr(tuple(names), depth - 1, "alt_item")
-    left = st.lists(_expr(tuple(names), depth - 1, "seq_item"), min_size=1, max_size=2).map(
+    anything = _expr(tuple(names), depth - 1)
+    left = st.lists(_expr(tuple(names), depth - 1), min_size=1, max_size=2).map(
         lambda rest: gast.Sequence((gast.RuleRef(name), *rest))
     )
     return st.one_of(anything, left, st.just(gast.Sequence(())))
@@ -265,7 +261,8 @@ class _Writer:
         self.newline = "\r\n" if self.flip(0.25) else "\n"
 
     def flip(self, p: float = 0.5) -> bool:
-        return self.draw is not None and self.draw(st.floats(0, 1)) < p
+        """True with probability ``p``; shrinks to False (the plain spelling)."""
+        return self.draw is not None and self.draw(st.integers(0, 99)) >= 100 - round(100 * p)
 
     def pick(self, options: list[str]) -> str:
         return options[0] if self.draw is None else self.draw(st.sampled_from(options))
@@ -305,12 +302,13 @@ class _Writer:
         return self.node(node, nested=False)
 
     def alternatives(self, node: gast.Alternation, nested: bool) -> str:
-        parts = [self.node(item, nested) for item in node.items]
+        """``a | b | c``; an empty alternative is written as nothing or as ``()``."""
+        parts = [self.alternative(item, nested) for item in node.items]
         if not nested and not parts[-1]:
             parts[-1] = "()"
         out = parts[0]
         for part in parts[1:]:
-            if nested and self.flip(0.2):  # a continuation line that starts with '|'
+            if self.flip(0.15):  # a continuation line that starts with '|'
                 out += self.newline + self.pick(["", "  "]) + "|"
             else:
                 out += self.pick([" ", "", "  "]) + "|"
@@ -319,12 +317,19 @@ class _Writer:
             out += self.pick([" ", "", "\t"]) + part if part else self.pick(["", " "])
         return out
 
+    def alternative(self, node: gast.Node, nested: bool) -> str:
+        if isinstance(node, gast.Alternation):  # a nested alternation needs its parentheses
+            return self.group(self.alternatives(node, nested=True))
+        if isinstance(node, gast.Sequence) and not node.items:
+            return self.pick(["", "()"])
+        return self.node(node, nested)
+
     def group(self, inner: str) -> str:
         left = "(" + (self.newline if self.flip(0.2) else self.pick(["", " "]))
         return left + inner + self.pick(["", " "]) + ")"
 
     def node(self, node: gast.Node, nested: bool) -> str:
-        """One node as written inside a rule; atoms may get redundant parentheses."""
+        """A node standing as a whole alternative; atoms may get redundant parentheses."""
         if isinstance(node, gast.Sequence):
             out = self.element(node.items[0], nested) if node.items else ""
             for item in node.items[1:]:
@@ -338,9 +343,11 @@ class _Writer:
         return out
 
     def element(self, node: gast.Node, nested: bool) -> str:
-        """A sequence item: alternations need parentheses."""
+        """A sequence item: nested sequences (also empty ones) and alternations need parentheses."""
         if isinstance(node, gast.Alternation):
             return self.group(self.alternatives(node, nested=True))
+        if isinstance(node, gast.Sequence):
+            return self.group(self.node(node, nested=True))
         return self.node(node, nested)
 
     def atom(self, node: gast.Node) -> str:
@@ -369,12 +376,10 @@ class _Writer:
     def repeat(self, node: gast.Repeat) -> str:
         """``item`` then one of the equivalent postfix forms; compound items get parentheses."""
         item = node.item
-        if isinstance(item, gast.Alternation):
-            inner = self.group(self.alternatives(item, nested=True))
-        elif isinstance(item, (gast.Sequence, gast.Repeat)):
+        if isinstance(item, gast.Repeat):
             inner = self.group(self.node(item, nested=True))
         else:
-            inner = self.node(item, nested=True)
+            inner = self.element(item, nested=True)
         m, n = node.min, node.max
         forms: list[str] = []
         if (m, n) in ((0, None), (1, None), (0, 1)):
@@ -387,7 +392,7 @@ class _Writer:
         form = self.pick(forms)
         if form.startswith("{") and self.flip(0.2):
             form = form.replace(",", " , ").replace("{", "{ ").replace("}", " }")
-        return inner + form
+        return inner + self.pick(["", "", " "]) + form
 
     def char(self, cp: int, in_class: bool, first: bool = False) -> str:
         """One code point inside "..." or [...]: raw when that is unambiguous, else escaped."""
