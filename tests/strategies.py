@@ -6,7 +6,7 @@ holds exactly. The parser keeps the tree as written, except that a parenthesized
 its content and a one-item sequence becomes its item; so a ``Sequence`` here has zero or two or
 more items, and a nested ``Sequence`` or ``Alternation`` is what a parenthesized group inside a
 sequence or alternation gives. ``Sequence(())`` (epsilon, ``()`` or an empty alternative) and
-``Literal(())`` (``""``) both occur. No surrogates, no U+0000, no ``TokenRef``.
+``Literal(())`` (``""``) both occur. No surrogates, no U+0000; no ``TokenRef`` unless asked for.
 
 Every rule is productive: rules are made from the last to the first, and each rule's first
 alternative ("base") may only refer to rules made before it, so by induction it can finish;
@@ -65,12 +65,22 @@ def char_classes() -> st.SearchStrategy[gast.CharClass]:
     single = _CODEPOINTS.map(lambda c: (c, c))
     pair = st.tuples(_CODEPOINTS, _CODEPOINTS).map(_range)
     ranges = st.lists(st.one_of(single, pair), min_size=1, max_size=3).map(tuple)
-    return st.builds(gast.CharClass, ranges, st.booleans())
+    any_by_negation = st.just(gast.CharClass((), negated=True))  # written [^]
+    return st.one_of(st.builds(gast.CharClass, ranges, st.booleans()), any_by_negation)
+
+
+def token_refs() -> st.SearchStrategy[gast.TokenRef]:
+    """``<[id]>`` or ``<text>``, maybe negated with ``!``."""
+    text = st.text(alphabet='abz|_-. é日]#"\\', min_size=1, max_size=6).map(lambda t: f"<{t}>")
+    by_id = st.builds(gast.TokenRef, st.integers(0, 300000), st.none(), st.booleans())
+    by_text = st.builds(gast.TokenRef, st.none(), text, st.booleans())
+    return st.one_of(by_id, by_text)
 
 
 @st.composite
-def _expr(draw: Draw, refs: tuple[str, ...], depth: int) -> gast.Node:
-    """An expression in normal form that may refer to the rules ``refs``."""
+def _expr(draw: Draw, refs: tuple[str, ...], depth: int, tokens: bool = False) -> gast.Node:
+    """An expression in normal form that may refer to the rules ``refs`` (and to vocabulary
+    tokens, if ``tokens``)."""
     atoms: list[st.SearchStrategy[gast.Node]] = [
         literals(),
         char_classes(),
@@ -78,6 +88,8 @@ def _expr(draw: Draw, refs: tuple[str, ...], depth: int) -> gast.Node:
     ]
     if refs:
         atoms.append(st.sampled_from(refs).map(gast.RuleRef))
+    if tokens:
+        atoms.append(token_refs())
     kinds = ["atom"] * 4 + ["empty"] + (["seq", "alt", "repeat"] * 2 if depth > 0 else [])
     choice = draw(st.sampled_from(kinds))
     if choice == "atom":
@@ -85,25 +97,30 @@ def _expr(draw: Draw, refs: tuple[str, ...], depth: int) -> gast.Node:
     if choice == "empty":
         return draw(st.sampled_from([gast.Sequence(()), gast.Literal(())]))
     if choice == "seq":
-        items = draw(st.lists(_expr(refs, depth - 1), min_size=2, max_size=3))
+        items = draw(st.lists(_expr(refs, depth - 1, tokens), min_size=2, max_size=3))
         return gast.Sequence(tuple(items))
     if choice == "alt":
-        items = draw(st.lists(_expr(refs, depth - 1), min_size=2, max_size=3))
+        items = draw(st.lists(_expr(refs, depth - 1, tokens), min_size=2, max_size=3))
         return gast.Alternation(tuple(items))
     lo = draw(st.integers(0, 3))
     hi = draw(st.one_of(st.none(), st.integers(lo, lo + 3)))
-    return gast.Repeat(draw(_expr(refs, depth - 1)), lo, hi)
+    return gast.Repeat(draw(_expr(refs, depth - 1, tokens)), lo, hi)
 
 
 @st.composite
-def grammars(draw: Draw, max_rules: int = 4, max_depth: int = 3) -> tuple[Rules, str]:
-    """A random productive grammar ``(rules, root)``; ``root`` is the first rule."""
+def grammars(
+    draw: Draw, max_rules: int = 4, max_depth: int = 3, tokens: bool = False
+) -> tuple[Rules, str]:
+    """A random productive grammar ``(rules, root)``; ``root`` is the first rule.
+
+    ``tokens=True`` also puts ``TokenRef`` nodes in (for parser tests only: a rule that needs a
+    token can then have no text sentence, so do not use those grammars with ``sentences``)."""
     names = draw(st.lists(rule_names(), min_size=1, max_size=max_rules, unique=True))
     rules: Rules = {}
     for i in reversed(range(len(names))):
         name = names[i]
-        extras = draw(st.lists(_recursive_alternative(names, name, max_depth), max_size=2))
-        base = draw(_expr(tuple(names[i + 1 :]), max_depth))
+        extras = draw(st.lists(_recursive_alternative(names, name, max_depth, tokens), max_size=2))
+        base = draw(_expr(tuple(names[i + 1 :]), max_depth, tokens))
         if not extras:
             rules[name] = base
             continue
@@ -114,10 +131,12 @@ def grammars(draw: Draw, max_rules: int = 4, max_depth: int = 3) -> tuple[Rules,
     return ordered, names[0]
 
 
-def _recursive_alternative(names: list[str], name: str, depth: int) -> st.SearchStrategy[gast.Node]:
+def _recursive_alternative(
+    names: list[str], name: str, depth: int, tokens: bool
+) -> st.SearchStrategy[gast.Node]:
     """An alternative that may use any rule; sometimes left recursive (``name X``) or empty."""
-    anything = _expr(tuple(names), depth - 1)
-    left = st.lists(_expr(tuple(names), depth - 1), min_size=1, max_size=2).map(
+    anything = _expr(tuple(names), depth - 1, tokens)
+    left = st.lists(_expr(tuple(names), depth - 1, tokens), min_size=1, max_size=2).map(
         lambda rest: gast.Sequence((gast.RuleRef(name), *rest))
     )
     return st.one_of(anything, left, st.just(gast.Sequence(())))
@@ -361,6 +380,11 @@ class _Writer:
             return node.name
         if isinstance(node, gast.Repeat):
             return self.repeat(node)
+        if isinstance(node, gast.TokenRef):
+            bang = "!" if node.negated else ""
+            if node.token_id is not None:
+                return f"{bang}<[{self.pick(['', '0', '00'])}{node.token_id}]>"
+            return f"{bang}{node.text}"
         raise TypeError(f"cannot render {node!r}")
 
     def char_class(self, node: gast.CharClass) -> str:
@@ -440,4 +464,5 @@ __all__ = [
     "rule_names",
     "sentences",
     "to_gbnf_text",
+    "token_refs",
 ]

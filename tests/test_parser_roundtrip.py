@@ -37,6 +37,16 @@ def test_parse_random_spelling_gives_the_tree(case: Case) -> None:
 
 
 @ROUNDTRIP
+@given(st.data())
+def test_parse_token_references(data: st.DataObject) -> None:
+    rules, root = data.draw(grammars(tokens=True))
+    text = data.draw(gbnf_texts(rules, root))
+    grammar = gs.Grammar.from_gbnf(text, root=root)
+    assert grammar.rules == rules
+    assert gs.Grammar.from_gbnf(grammar.to_gbnf(), root=root) == grammar
+
+
+@ROUNDTRIP
 @given(grammars())
 def test_parse_plain_spelling_gives_the_tree(case: tuple[dict[str, gast.Node], str]) -> None:
     rules, root = case
