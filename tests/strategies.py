@@ -22,6 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from gbnf_sampler import ast as gast
+from reference import class_ranges
 
 Rules = dict[str, gast.Node]
 Draw = Callable[[st.SearchStrategy[Any]], Any]
@@ -164,7 +165,7 @@ def node_cost(node: gast.Node, costs: Mapping[str, float]) -> float:
     if isinstance(node, gast.Literal):
         return len(node.codepoints)
     if isinstance(node, (gast.CharClass, gast.AnyChar)):
-        return 1
+        return 1 if class_ranges(node) else math.inf
     if isinstance(node, gast.TokenRef):
         return math.inf
     if isinstance(node, gast.RuleRef):
@@ -179,21 +180,14 @@ def node_cost(node: gast.Node, costs: Mapping[str, float]) -> float:
 
 
 def _class_member(draw: Draw, node: gast.CharClass | gast.AnyChar) -> int:
-    """A scalar value matched by the class (interesting characters first)."""
-    ranges = () if isinstance(node, gast.AnyChar) else node.ranges
-    negated = True if isinstance(node, gast.AnyChar) else node.negated
-
-    def inside(cp: int) -> bool:
-        return (any(lo <= cp <= hi for lo, hi in ranges) != negated) and not 0xD800 <= cp <= 0xDFFF
-
-    candidates = [ord(c) for c in INTERESTING_CHARS] + [lo for lo, _ in ranges]
-    candidates += [hi for _, hi in ranges] + [hi + 1 for _, hi in ranges] + [0x10FFFF, 0x41]
-    candidates += [lo - 1 for lo, _ in ranges]
-    candidates = sorted({c for c in candidates if 0 <= c <= 0x10FFFF and inside(c)})
-    if not candidates:  # a class of surrogates only, or a negation of (nearly) everything
+    """A scalar value the class matches: often an interesting character or a range end."""
+    ranges = class_ranges(node)
+    if not ranges:  # only surrogates, or the negation of everything: node_cost avoids these
         raise ValueError(f"no scalar value matches {node!r}")
-    cp = draw(st.one_of(st.sampled_from(candidates), _SCALARS))
-    return cp if inside(cp) else candidates[0]
+    special = [ord(c) for c in INTERESTING_CHARS] + [c for r in ranges for c in r]
+    special = sorted({c for c in special if any(lo <= c <= hi for lo, hi in ranges)})
+    anywhere = st.sampled_from(ranges).flatmap(lambda r: st.integers(r[0], r[1]))
+    return int(draw(st.one_of(st.sampled_from(special), anywhere)))
 
 
 @st.composite

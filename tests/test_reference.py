@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gbnf_sampler import ast as gast
 from reference import Reference, prefix_ranges, split_utf8
-from strategies import grammars, mutations, sentences
+from strategies import grammars, mutations, sentences, to_gbnf_text
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -479,3 +479,26 @@ def test_min_cost_is_finite_for_generated_grammars() -> None:
 
     assert min_costs({"a": alt(ref("a"), lit("x"))}) == {"a": 2}
     assert min_costs({"a": seq(lit("x"), ref("a"))}) == {"a": math.inf}
+
+
+# -- the strategies' own helpers -----------------------------------------------------------------
+
+
+def test_plain_gbnf_text() -> None:
+    rules = {
+        "root": seq(lit('a"\\\n'), star(cls(("a", "z"), "-", "]")), ref("x-1")),
+        "x-1": alt(rep(ANY, 2, 3), EMPTY),
+    }
+    assert to_gbnf_text(rules, "root") == (
+        'root ::= "a\\"\\\\\\n" [a-z\\-\\]]* x-1\nx-1 ::= .{2,3} | ()\n'
+    )
+
+
+@FAST
+@given(st.data())
+def test_sentences_avoid_unmatchable_alternatives(data: st.DataObject) -> None:
+    rules = {"root": rep(alt(cls(("\ud800", "\udfff")), cls(("\x00", "\U0010ffff"), negated=True),
+                              gast.TokenRef(3), lit("a")), 0, 3)}  # fmt: skip
+    sentence = data.draw(sentences(rules, "root"))
+    assert sentence == b"a" * len(sentence)
+    assert Reference(rules, "root").accepts(sentence)
