@@ -15,6 +15,7 @@ the other alternatives may refer to any rule, itself included (left recursion to
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -78,34 +79,33 @@ def token_refs() -> st.SearchStrategy[gast.TokenRef]:
     return st.one_of(by_id, by_text)
 
 
-@st.composite
-def _expr(draw: Draw, refs: tuple[str, ...], depth: int, tokens: bool = False) -> gast.Node:
-    """An expression in normal form that may refer to the rules ``refs`` (and to vocabulary
-    tokens, if ``tokens``)."""
-    atoms: list[st.SearchStrategy[gast.Node]] = [
-        literals(),
-        char_classes(),
-        st.just(gast.AnyChar()),
-    ]
+@functools.cache
+def _exprs(refs: tuple[str, ...], depth: int, tokens: bool) -> st.SearchStrategy[gast.Node]:
+    """Expressions in normal form that may refer to the rules ``refs`` (and to vocabulary tokens,
+    if ``tokens``). Cached: building hypothesis strategies anew for every draw is slow."""
+    atoms: list[st.SearchStrategy[gast.Node]] = [_LITERALS, _CHAR_CLASSES, st.just(gast.AnyChar())]
     if refs:
         atoms.append(st.sampled_from(refs).map(gast.RuleRef))
     if tokens:
-        atoms.append(token_refs())
-    kinds = ["atom"] * 4 + ["empty"] + (["seq", "alt", "repeat"] * 2 if depth > 0 else [])
-    choice = draw(st.sampled_from(kinds))
-    if choice == "atom":
-        return draw(st.one_of(atoms))
-    if choice == "empty":
-        return draw(st.sampled_from([gast.Sequence(()), gast.Literal(())]))
-    if choice == "seq":
-        items = draw(st.lists(_expr(refs, depth - 1, tokens), min_size=2, max_size=3))
-        return gast.Sequence(tuple(items))
-    if choice == "alt":
-        items = draw(st.lists(_expr(refs, depth - 1, tokens), min_size=2, max_size=3))
-        return gast.Alternation(tuple(items))
+        atoms.append(_TOKEN_REFS)
+    choices = [st.one_of(atoms)] * 4 + [st.sampled_from([gast.Sequence(()), gast.Literal(())])]
+    if depth > 0:
+        inner = _exprs(refs, depth - 1, tokens)
+        items = st.lists(inner, min_size=2, max_size=3).map(tuple)
+        choices += [items.map(gast.Sequence), items.map(gast.Alternation), _repeats(inner)] * 2
+    return st.one_of(choices)
+
+
+@st.composite
+def _repeats(draw: Draw, item: st.SearchStrategy[gast.Node]) -> gast.Repeat:
     lo = draw(st.integers(0, 3))
     hi = draw(st.one_of(st.none(), st.integers(lo, lo + 3)))
-    return gast.Repeat(draw(_expr(refs, depth - 1, tokens)), lo, hi)
+    return gast.Repeat(draw(item), lo, hi)
+
+
+_LITERALS = literals()
+_CHAR_CLASSES = char_classes()
+_TOKEN_REFS = token_refs()
 
 
 @st.composite
@@ -120,8 +120,10 @@ def grammars(
     rules: Rules = {}
     for i in reversed(range(len(names))):
         name = names[i]
-        extras = draw(st.lists(_recursive_alternative(names, name, max_depth, tokens), max_size=2))
-        base = draw(_expr(tuple(names[i + 1 :]), max_depth, tokens))
+        extras = draw(
+            st.lists(_recursive_alternative(tuple(names), name, max_depth, tokens), max_size=2)
+        )
+        base = draw(_exprs(tuple(names[i + 1 :]), max_depth, tokens))
         if not extras:
             rules[name] = base
             continue
@@ -132,12 +134,13 @@ def grammars(
     return ordered, names[0]
 
 
+@functools.cache
 def _recursive_alternative(
-    names: list[str], name: str, depth: int, tokens: bool
+    names: tuple[str, ...], name: str, depth: int, tokens: bool
 ) -> st.SearchStrategy[gast.Node]:
     """An alternative that may use any rule; sometimes left recursive (``name X``) or empty."""
-    anything = _expr(tuple(names), depth - 1, tokens)
-    left = st.lists(_expr(tuple(names), depth - 1, tokens), min_size=1, max_size=2).map(
+    anything = _exprs(tuple(names), depth - 1, tokens)
+    left = st.lists(_exprs(tuple(names), depth - 1, tokens), min_size=1, max_size=2).map(
         lambda rest: gast.Sequence((gast.RuleRef(name), *rest))
     )
     return st.one_of(anything, left, st.just(gast.Sequence(())))
@@ -264,6 +267,15 @@ def mutations(draw: Draw, data: bytes) -> bytes:
 # -- GBNF text -----------------------------------------------------------------------------------
 
 
+_PERCENT = st.integers(0, 99)
+_COMMENTS = st.text(alphabet=' "[]()|#\\é日x:=', max_size=8)
+
+
+@functools.cache
+def _index(n: int) -> st.SearchStrategy[int]:
+    return st.integers(0, n - 1)
+
+
 class _Writer:
     """Renders AST nodes as GBNF. With ``draw`` None it writes one plain spelling; with a
     hypothesis ``draw`` it picks among equivalent spellings (escapes, spacing, comments,
@@ -275,13 +287,13 @@ class _Writer:
 
     def flip(self, p: float = 0.5) -> bool:
         """True with probability ``p``; shrinks to False (the plain spelling)."""
-        return self.draw is not None and self.draw(st.integers(0, 99)) >= 100 - round(100 * p)
+        return self.draw is not None and self.draw(_PERCENT) >= 100 - round(100 * p)
 
     def pick(self, options: list[str]) -> str:
-        return options[0] if self.draw is None else self.draw(st.sampled_from(options))
+        return options[0] if self.draw is None else options[self.draw(_index(len(options)))]
 
     def comment(self) -> str:
-        text = "comment" if self.draw is None else self.draw(st.text(alphabet=' "[]()|#\\é日x'))
+        text = "comment" if self.draw is None else self.draw(_COMMENTS)
         return "#" + text
 
     def space(self, nested: bool) -> str:
