@@ -458,10 +458,21 @@ def gbnf_texts(draw: Draw, rules: Mapping[str, gast.Node], root: str) -> str:
     return to_gbnf_text(rules, root, draw)
 
 
+@st.composite
+def grammar_cases(
+    draw: Draw, max_rules: int = 4, max_depth: int = 3
+) -> tuple[Rules, str, str, bytes]:
+    """``(rules, root, gbnf_text, sentence)``: a random grammar, a random spelling of it (parse
+    with ``Grammar.from_gbnf(gbnf_text, root=root)``) and one of its sentences."""
+    rules, root = draw(grammars(max_rules=max_rules, max_depth=max_depth))
+    return rules, root, draw(gbnf_texts(rules, root)), draw(sentences(rules, root))
+
+
 __all__ = [
     "INTERESTING_CHARS",
     "char_classes",
     "gbnf_texts",
+    "grammar_cases",
     "grammars",
     "literals",
     "min_costs",
