@@ -12,19 +12,21 @@ constexpr size_t kMaxUndefinedReported = 20;
 
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
+// Edit distance counting an adjacent transposition as one edit ("itme" -> "item" is 1).
 size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = above;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
     }
   }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 
 // The defined rule name closest to `name`, if it is close enough to be a likely typo.
@@ -33,6 +35,10 @@ std::string Suggest(const GrammarBuilder& b, std::string_view name) {
   size_t best_distance = std::max<size_t>(1, name.size() / 3) + 1;
   for (size_t i = 0; i < b.rules.size(); ++i) {
     if (!b.info[i].defined) continue;
+    const size_t length_gap = b.rules[i].name.size() > name.size()
+                                  ? b.rules[i].name.size() - name.size()
+                                  : name.size() - b.rules[i].name.size();
+    if (length_gap >= best_distance) continue;  // cannot be closer; skip the quadratic work
     const size_t d = EditDistance(name, b.rules[i].name);
     if (d < best_distance) {
       best_distance = d;

@@ -133,6 +133,12 @@ class Parser {
              "an alternative continues the rule on the line before it; define a rule first",
              begin);
       }
+      const int c = cursor_.Peek();
+      if (c == '"' || c == '[' || c == '(' || c == '.' || c == '<') {
+        Fail("unexpected_character", "expected a rule name at the start of a line",
+             "a line break ends a rule; to continue it, wrap the body in ( ... ) or start the "
+             "next line with |", begin, cursor_.CodepointLength());
+      }
       FailUnexpected("a rule name");
     }
     const std::string_view name = ParseName();

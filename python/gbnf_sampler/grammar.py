@@ -8,8 +8,10 @@ from typing import Any
 from . import _core
 from . import ast as gast
 from .errors import Diagnostic, GrammarError
+from .limits import GrammarLimits
 
 DEFAULT_ROOT = "root"
+_DEFAULT_LIMITS = GrammarLimits()
 
 
 def _diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
@@ -102,11 +104,14 @@ class Grammar:
         self._rules: dict[str, gast.Node] | None = None
 
     @classmethod
-    def from_gbnf(cls, text: str | bytes, root: str = DEFAULT_ROOT) -> Grammar:
+    def from_gbnf(
+        cls, text: str | bytes, root: str = DEFAULT_ROOT, *, limits: GrammarLimits | None = None
+    ) -> Grammar:
         """Parses GBNF text (llama.cpp's grammar language). Raises :class:`GrammarError`."""
         if not isinstance(root, str):
             raise TypeError(f"root must be str, not {type(root).__name__}")
-        return cls(_core.parse_grammar(_encode_text(text), root))
+        core_limits = (limits or _DEFAULT_LIMITS)._to_core()
+        return cls(_core.parse_grammar(_encode_text(text), root, core_limits))
 
     @classmethod
     def from_json_schema(cls, schema: Any, **options: Any) -> Grammar:
