@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import gbnf_sampler as gs
 from gbnf_sampler import ast as gast
 from reference import Reference, prefix_ranges, split_utf8
 from strategies import grammars, mutations, sentences, to_gbnf_text
@@ -502,3 +504,29 @@ def test_sentences_avoid_unmatchable_alternatives(data: st.DataObject) -> None:
     sentence = data.draw(sentences(rules, "root"))
     assert sentence == b"a" * len(sentence)
     assert Reference(rules, "root").accepts(sentence)
+
+
+# -- llama.cpp's own grammars (parsed by the real parser; skipped when the asset is unavailable) -
+
+LLAMA_CASES = {
+    "json": (
+        ['{}', '{"k": true}', '{"a":1}', '{"a": [1, 2.5, "x\\u00e9"], "b": {"c": null}}',
+         '{"x": 1e19}', '{\n  "s": "é日😀"}'],
+        ['[1]', '{"x": 1e10}', '{"a": 01}', '{"a": "\x01"}', '{"a":  1}', '{"a": 1,}', '{'],
+    ),
+    "arithmetic": (
+        ["1+2=3\n", "(a +b)*c = x\n", "x=1\ny=2\n"],
+        ["1+2=3", "=3\n", "1+=3\n", "A=1\n", "a + b=1\n"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(LLAMA_CASES))
+def test_llama_cpp_grammars(llama_grammars: dict[str, Path], name: str) -> None:
+    grammar = gs.Grammar.from_gbnf(llama_grammars[name].read_bytes())
+    oracle = Reference.from_grammar(grammar)
+    accepted, rejected = LLAMA_CASES[name]
+    for text in accepted:
+        assert oracle.accepts(text.encode()), text
+    for text in rejected:
+        assert not oracle.accepts(text.encode()), text
