@@ -6,7 +6,8 @@ holds exactly. The parser keeps the tree as written, except that a parenthesized
 its content and a one-item sequence becomes its item; so a ``Sequence`` here has zero or two or
 more items, and a nested ``Sequence`` or ``Alternation`` is what a parenthesized group inside a
 sequence or alternation gives. ``Sequence(())`` (epsilon, ``()`` or an empty alternative) and
-``Literal(())`` (``""``) both occur. No surrogates, no U+0000; no ``TokenRef`` unless asked for.
+``Literal(())`` (``""``) both occur. No surrogates and no U+0000 in the tree (``sentences``
+may still produce U+0000 for ``.`` or a negated class); no ``TokenRef`` unless asked for.
 
 Every rule is productive: rules are made from the last to the first, and each rule's first
 alternative ("base") may only refer to rules made before it, so by induction it can finish;
@@ -50,7 +51,7 @@ def rule_names() -> st.SearchStrategy[str]:
     """Letters, digits, '-' and '_' (mostly starting with a letter)."""
     return st.builds(
         lambda first, rest: first + rest,
-        st.sampled_from(_NAME_START + "_"),
+        st.sampled_from(_NAME_START + "_-7"),
         st.text(alphabet=_NAME_CHARS, max_size=6),
     )
 
