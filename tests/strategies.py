@@ -427,15 +427,14 @@ class _Writer:
 
     def char(self, cp: int, in_class: bool, first: bool = False) -> str:
         """One code point inside "..." or [...]: raw when that is unambiguous, else escaped."""
-        named = {0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r", 0x5C: "\\\\"}
-        special = {0x22: '\\"'} if not in_class else {0x5D: "\\]", 0x2D: "\\-", 0x5B: "\\["}
+        escapes = {0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r", 0x5C: "\\\\", 0x22: '\\"', 0x5B: "\\["}
+        escapes |= {0x5D: "\\]", 0x2D: "\\-"}
+        must_escape = {0x0A, 0x09, 0x0D, 0x5C} | ({0x5D, 0x2D} if in_class else {0x22})
         options: list[str] = []
-        if cp in named:
-            options.append(named[cp])
-        elif cp in special:
-            options.append(special[cp])
-        elif 0x20 <= cp != 0x7F and not (in_class and first and cp == 0x5E):
+        if cp not in must_escape and 0x20 <= cp != 0x7F and not (in_class and first and cp == 0x5E):
             options.append(chr(cp))
+        if cp in escapes:
+            options.append(escapes[cp])
         if cp < 0x100:
             options.append(self.pick([f"\\x{cp:02x}", f"\\x{cp:02X}"]))
         if cp < 0x10000:
