@@ -64,7 +64,7 @@ def opt(item: gast.Node) -> gast.Repeat:
 
 # -- hand-written grammars -----------------------------------------------------------------------
 
-JSON = {
+JSON: dict[str, gast.Node] = {
     "value": alt(
         ref("object"), ref("array"), ref("string"), ref("number"), lit("true"), lit("null")
     ),
@@ -85,7 +85,7 @@ JSON = {
     "ws": star(cls(" ", "\t", "\n")),
 }  # fmt: skip
 
-ARITH = {  # left recursive
+ARITH: dict[str, gast.Node] = {  # left recursive
     "expr": alt(seq(ref("expr"), lit("+"), ref("term")), seq(ref("expr"), lit("-"), ref("term")),
                 ref("term")),
     "term": alt(seq(ref("term"), lit("*"), ref("factor")), ref("factor")),
@@ -424,7 +424,7 @@ def _words(node: gast.Node, env: Mapping[str, Words], alphabet: list[int]) -> Wo
         return frozenset().union(*(_words(item, env, alphabet) for item in node.items))
     if not isinstance(node, gast.Repeat):
         raise TypeError(f"unexpected node {node!r}")
-    item = _words(node.item, env, alphabet)
+    copy = _words(node.item, env, alphabet)
     # Past max(min, K) copies, a word of length <= K uses an empty copy that can be dropped.
     top = max(node.min, K) if node.max is None else min(node.max, max(node.min, K))
     power: Words = frozenset([()])
@@ -432,7 +432,7 @@ def _words(node: gast.Node, env: Mapping[str, Words], alphabet: list[int]) -> Wo
     for count in range(top + 1):
         if count >= node.min:
             result |= power
-        power = _concat(power, item)
+        power = _concat(power, copy)
     return result
 
 
@@ -487,7 +487,7 @@ def test_min_cost_is_finite_for_generated_grammars() -> None:
 
 
 def test_plain_gbnf_text() -> None:
-    rules = {
+    rules: dict[str, gast.Node] = {
         "root": seq(lit('a"\\\n'), star(cls(("a", "z"), "-", "]")), ref("x-1")),
         "x-1": alt(rep(ANY, 2, 3), EMPTY),
     }
