@@ -8,6 +8,9 @@ namespace {
 // whose third word is a node id.
 constexpr uint32_t kItemTag = UINT32_MAX;
 constexpr uint32_t kPredictTag = UINT32_MAX - 1;
+// A tail call inherits its caller's stack entries only when there are this few (right
+// recursion has one); otherwise it pushes an ordinary entry.
+constexpr uint32_t kMaxInheritedConts = 4;
 }  // namespace
 
 Parser::Parser(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size)
@@ -115,11 +118,13 @@ uint32_t Parser::PredictedNode(RuleId rule) {
 void Parser::Predict(RuleId rule, StateId target, uint32_t caller) {
   uint32_t node = PredictedNode(rule);
   const GssNode& c = gss_.node(caller);
-  if (automaton_->IsPureFinal(target) && c.step != step_) {
+  if (automaton_->IsPureFinal(target) && c.step != step_ &&
+      c.cont_count <= kMaxInheritedConts) {
     // Tail call: completing `rule` completes the caller's rule, whose stack entries are final.
     bool accepts = c.accepts;
     for (uint32_t k = c.cont_head; k != kNil;) {
       GssCont cont = gss_.cont(k);
+      CountWork();
       AddCont(node, cont.state, cont.node);
       k = cont.next;
     }
