@@ -5,39 +5,10 @@
 #include <algorithm>
 #include <string>
 
-#include "automaton/nfa_builder.h"
+#include "automaton/assembler.h"
 
 namespace gbnf {
 
-class AutomatonAssembler {
- public:
-  AutomatonAssembler(const detail::Nfa& nfa, const AutomatonLimits& limits, Automaton* out)
-      : nfa_(nfa), limits_(limits), a_(*out) {}
-  void Run();
-
- private:
-  void IndexNfa();
-  void NumberStates();
-  void EmitState(StateId nfa_state);
-  void FinishState(size_t byte_first);
-  void ComputeNullable();
-  bool ReachesFinalViaNullable(RuleId r, std::vector<uint32_t>* stack);
-  void CheckSize() const;
-
-  const detail::Nfa& nfa_;
-  AutomatonLimits limits_;
-  Automaton& a_;
-  std::vector<uint32_t> out_begin_;  // NFA CSR by source state
-  std::vector<uint32_t> out_edges_;  // edge indices
-  std::vector<uint8_t> nfa_final_;
-  std::vector<StateId> new_id_;      // NFA state -> automaton state, or kNone
-  std::vector<StateId> important_;   // automaton state -> NFA state
-  std::vector<uint32_t> stamp_;
-  uint32_t epoch_ = 0;
-  std::vector<StateId> stack_;
-  bool final_ = false;
-  static constexpr StateId kNone = UINT32_MAX;
-};
 
 void AutomatonAssembler::Run() {
   IndexNfa();
@@ -49,6 +20,8 @@ void AutomatonAssembler::Run() {
   CheckSize();
   a_.rule_start_.reserve(nfa_.rule_start.size());
   for (StateId s : nfa_.rule_start) a_.rule_start_.push_back(new_id_[s]);
+  PruneDeadStates();
+  SetFinalKinds();
   ComputeNullable();
 }
 
@@ -147,10 +120,16 @@ void AutomatonAssembler::FinishState(size_t byte_first) {
   a_.byte_begin_.push_back(static_cast<uint32_t>(a_.bytes_.size()));
   a_.call_begin_.push_back(static_cast<uint32_t>(a_.calls_.size()));
   a_.token_begin_.push_back(static_cast<uint32_t>(a_.tokens_.size()));
-  bool no_edges = w == byte_first && a_.calls_.size() == call_first &&
-                  a_.token_begin_[a_.token_begin_.size() - 2] == a_.tokens_.size();
-  a_.final_.push_back(final_ ? (no_edges ? 2 : 1) : 0);
+  a_.final_.push_back(final_ ? 1 : 0);
   if ((a_.final_.size() & 0xFFF) == 0) CheckSize();
+}
+
+// Final states without any outgoing edge are "pure": reaching one completes the rule, nothing else.
+void AutomatonAssembler::SetFinalKinds() {
+  for (StateId s = 0; s < a_.num_states(); ++s) {
+    bool no_edges = a_.ByteEdges(s).empty() && a_.CallEdges(s).empty() && a_.TokenEdges(s).empty();
+    if (a_.final_[s] != 0) a_.final_[s] = no_edges ? 2 : 1;
+  }
 }
 
 void AutomatonAssembler::CheckSize() const {
