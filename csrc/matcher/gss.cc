@@ -22,21 +22,6 @@ uint32_t Gss::NewNode(RuleId rule, uint64_t step) {
   return id;
 }
 
-void Gss::AddCont(uint32_t node, StateId state, uint32_t caller) {
-  uint32_t id;
-  if (free_conts_ != kNil) {
-    id = free_conts_;
-    free_conts_ = conts_[id].next;
-  } else {
-    id = static_cast<uint32_t>(conts_.size());
-    conts_.emplace_back();
-  }
-  GssNode& n = nodes_[node];
-  conts_[id] = {state, caller, n.cont_head};
-  n.cont_head = id;
-  ++n.cont_count;
-}
-
 void Gss::Clear() {
   nodes_.clear();
   conts_.clear();

@@ -40,7 +40,20 @@ struct GssNode {
 class Gss {
  public:
   uint32_t NewNode(RuleId rule, uint64_t step);
-  void AddCont(uint32_t node, StateId state, uint32_t caller);
+  void AddCont(uint32_t node, StateId state, uint32_t caller) {
+    uint32_t id;
+    if (free_conts_ != kNil) {
+      id = free_conts_;
+      free_conts_ = conts_[id].next;
+    } else {
+      id = static_cast<uint32_t>(conts_.size());
+      conts_.emplace_back();
+    }
+    GssNode& n = nodes_[node];
+    conts_[id] = {state, caller, n.cont_head};
+    n.cont_head = id;
+    ++n.cont_count;
+  }
   GssNode& node(uint32_t id) { return nodes_[id]; }
   const GssNode& node(uint32_t id) const { return nodes_[id]; }
   const GssCont& cont(uint32_t id) const { return conts_[id]; }

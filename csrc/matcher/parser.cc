@@ -4,13 +4,16 @@
 
 namespace gbnf::detail {
 namespace {
-// Third key word of the step table: items and predictions never collide with stack entries,
-// whose third word is a node id.
-constexpr uint32_t kItemTag = UINT32_MAX;
-constexpr uint32_t kPredictTag = UINT32_MAX - 1;
 // A tail call inherits its caller's stack entries only when there are this few (right
 // recursion has one); otherwise it pushes an ordinary entry.
 constexpr uint32_t kMaxInheritedConts = 4;
+[[noreturn]] void ThrowStateLimit(uint32_t limit) {
+  throw LimitError("max_state_size",
+                   "matcher state exceeds max_state_size (" + std::to_string(limit) +
+                       " items and stack entries in one step); the grammar is too ambiguous "
+                       "for this input, or raise the limit");
+}
+
 }  // namespace
 
 Parser::Parser(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size)
@@ -39,7 +42,7 @@ void Parser::BeginStep() {
   work_ = 0;
   next_complete_ = false;
   scratch_.next.clear();
-  scratch_.table.Clear();
+  scratch_.dedup.Clear();
 }
 
 bool Parser::FinishStep() {
@@ -84,33 +87,27 @@ void Parser::Closure() {
   }
 }
 
-void Parser::CountWork() {
-  if (++work_ > max_state_size_) {
-    throw LimitError("max_state_size",
-                     "matcher state exceeds max_state_size (" + std::to_string(max_state_size_) +
-                         " items and stack entries in one step); the grammar is too ambiguous "
-                         "for this input, or raise the limit");
-  }
+inline void Parser::CountWork() {
+  if (++work_ > max_state_size_) ThrowStateLimit(max_state_size_);
 }
 
-void Parser::Add(StateId state, uint32_t node) {
-  if (!scratch_.table.Insert(state, node, kItemTag)) return;
+inline void Parser::Add(StateId state, uint32_t node) {
+  if (!scratch_.dedup.NewItem(scratch_.next, state, node)) return;
   CountWork();
   scratch_.next.push_back({state, node});
 }
 
-void Parser::AddCont(uint32_t node, StateId state, uint32_t caller) {
-  if (!scratch_.table.Insert(state, caller, node)) return;
+inline void Parser::AddCont(uint32_t node, StateId state, uint32_t caller) {
+  if (!scratch_.dedup.NewCont(gss_, node, state, caller)) return;
   CountWork();
   gss_.AddCont(node, state, caller);
 }
 
 uint32_t Parser::PredictedNode(RuleId rule) {
-  bool inserted = false;
-  uint32_t* slot = scratch_.table.FindOrInsert(rule, kPredictTag, kPredictTag, 0, &inserted);
-  if (!inserted) return *slot;
-  uint32_t node = gss_.NewNode(rule, step_);
-  *slot = node;
+  uint32_t node = scratch_.dedup.FindPrediction(rule);
+  if (node != kNil) return node;
+  node = gss_.NewNode(rule, step_);
+  scratch_.dedup.AddPrediction(rule, node);
   Add(automaton_->RuleStart(rule), node);
   return node;
 }

@@ -10,7 +10,7 @@
 
 #include "gbnf_sampler/automaton.h"
 #include "matcher/gss.h"
-#include "matcher/step_table.h"
+#include "matcher/step_dedup.h"
 
 namespace gbnf::detail {
 
@@ -44,7 +44,7 @@ class Parser {
     Scratch(const Scratch&) {}
     Scratch& operator=(const Scratch&) { return *this; }
     std::vector<Item> next;
-    StepTable table;
+    StepDedup dedup;
   };
 
   void BeginStep();
