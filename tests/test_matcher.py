@@ -264,3 +264,36 @@ def test_matchers_share_the_automaton() -> None:
 
     assert _automaton(g) is _automaton(g)
     assert "Matcher incomplete" in repr(gs.Matcher(g))
+
+
+def test_partial_utf8_across_calls() -> None:
+    m = gs.Matcher(gs.Grammar.from_gbnf('root ::= "日" [^a]'))
+    assert m.accept_bytes(b"\xe6")
+    assert m.forced_bytes() == b"\x97\xa5"
+    assert m.accept_bytes(b"\x97")
+    assert not m.accept_bytes(b"\x97")
+    assert m.accept_bytes(b"\xa5\xf0\x9f")
+    assert not m.can_terminate()
+    assert not m.accept_bytes(b"\x98\x80\x80")  # 4 continuation bytes: invalid
+    assert m.accept_bytes(b"\x98\x80")
+    assert m.can_terminate()
+
+
+def test_long_inputs_in_threads() -> None:
+    """accept_bytes releases the GIL for long inputs; separate matchers run concurrently."""
+    import threading
+
+    g = gs.Grammar.from_gbnf('root ::= ("ab" | "a" "b")* "!"')
+    data = b"ab" * 200_000
+    results: list[bool] = []
+
+    def work() -> None:
+        m = gs.Matcher(g)
+        results.append(m.accept_bytes(data) and m.accept_bytes(b"!") and m.can_terminate())
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 4
