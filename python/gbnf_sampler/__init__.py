@@ -12,6 +12,7 @@ from .errors import (
 )
 from .grammar import Grammar
 from .limits import GrammarLimits
+from .matcher import Matcher
 
 __version__ = "0.1.0"
 
@@ -22,6 +23,7 @@ __all__ = [
     "GrammarError",
     "GrammarLimits",
     "GrammarTooComplexError",
+    "Matcher",
     "SchemaError",
     "__version__",
     "ast",
