@@ -11,6 +11,7 @@ from .errors import (
     SchemaError,
 )
 from .grammar import Grammar
+from .kernels import allocate_bitmask, apply_bitmask, bitmask_words
 from .limits import GrammarLimits
 
 __version__ = "0.1.0"
@@ -24,5 +25,8 @@ __all__ = [
     "GrammarTooComplexError",
     "SchemaError",
     "__version__",
+    "allocate_bitmask",
+    "apply_bitmask",
     "ast",
+    "bitmask_words",
 ]

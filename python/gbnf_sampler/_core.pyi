@@ -24,3 +24,24 @@ class Grammar:
     def same_as(self, other: Grammar) -> bool: ...
 
 def parse_grammar(text: bytes, root: str = "root", limits: GrammarLimits = ...) -> Grammar: ...
+
+# --- kernels ---
+
+def bitmask_words(vocab_size: int) -> int: ...
+def apply_bitmask(
+    logits: Any, bitmask: Any, *, indices: Any = None, vocab_size: int | None = None
+) -> None: ...
+def _unsafe_apply_bitmask(
+    logits_ptr: int,
+    dtype: str,
+    rows: int,
+    cols: int,
+    row_stride: int,
+    col_stride: int,
+    bitmask_ptr: int,
+    words: int,
+    bitmask_row_stride: int,
+    vocab_size: int,
+    indices_ptr: int = 0,
+    num_indices: int = 0,
+) -> None: ...
