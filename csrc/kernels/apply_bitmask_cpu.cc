@@ -30,10 +30,22 @@ void FillBits(T* p, int64_t stride, uint32_t bits, T value) {
   for (; bits != 0; bits &= bits - 1) p[detail::CountTrailingZeros(bits) * stride] = value;
 }
 
+// 1 << i for each lane i. Testing `bits & kLaneBits.bit[i]` (a constant vector) instead of
+// `bits >> i` (a per-lane shift, which SSE2 lacks) is what lets GCC and Clang vectorize BlendWord.
+struct LaneBits {
+  uint32_t bit[32];
+};
+constexpr LaneBits MakeLaneBits() {
+  LaneBits t{};
+  for (int i = 0; i < 32; ++i) t.bit[i] = 1u << i;
+  return t;
+}
+constexpr LaneBits kLaneBits = MakeLaneBits();
+
 // A contiguous word of 32 elements: keep where the bit is set, else `neg_inf`.
 template <typename T>
 void BlendWord(T* p, uint32_t bits, T neg_inf) {
-  for (int i = 0; i < 32; ++i) p[i] = (bits & (1u << i)) != 0 ? p[i] : neg_inf;
+  for (int i = 0; i < 32; ++i) p[i] = (bits & kLaneBits.bit[i]) != 0 ? p[i] : neg_inf;
 }
 
 template <typename T, bool kContiguous>
