@@ -47,9 +47,8 @@ def test_bad_arguments(kwargs: dict[str, object], exc: type[Exception], match: s
 
 @pytest.mark.skipif(cuda.available(), reason="checks the error raised without a GPU")
 def test_unavailable_raises_runtime_error() -> None:
-    if cuda._module is not None:
-        pytest.skip("the module is built; without a device the launch itself fails")
-    with pytest.raises(RuntimeError, match="not built"):
+    # Module missing: "not built". Module built, no driver or device: the launch fails cleanly.
+    with pytest.raises(RuntimeError, match=r"not built|launch failed"):
         cuda.apply_bitmask_cuda(4096, 8192, dtype="float32", rows=1, cols=32, words=1)
 
 

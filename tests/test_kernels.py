@@ -287,3 +287,46 @@ def test_failed_call_leaves_logits_unchanged() -> None:
     with pytest.raises(ValueError):
         gs.apply_bitmask(logits, np.zeros((2, 2), np.int32), indices=[0, 5])
     assert (logits == 1).all()
+
+
+# --- the C++ bit helpers (BitmaskWords, TestBit/SetBit/ClearBit, FillBitmask, CountAllowed) ---
+
+
+@pytest.mark.parametrize("vocab", [0, 1, 31, 32, 33, 1000])
+def test_count_allowed_matches_popcount(vocab: int) -> None:
+    rng = np.random.default_rng(vocab)
+    row = random_bitmask(rng, 1, max(vocab, 1))[0]
+    expected = int(unpack_bitmask(row, vocab).sum())
+    assert _core._bitmask_count_allowed(row, vocab) == expected
+
+
+def test_set_clear_test_fill_bits() -> None:
+    row = np.zeros(4, dtype=np.int32)
+    for token in (0, 31, 32, 127):
+        _core._bitmask_set(row, token, True)
+        assert _core._bitmask_test(row, token)
+    assert np.flatnonzero(unpack_bitmask(row, 128)).tolist() == [0, 31, 32, 127]
+    _core._bitmask_set(row, 31, False)
+    assert not _core._bitmask_test(row, 31)
+    assert _core._bitmask_count_allowed(row, 128) == 3
+    _core._bitmask_fill(row, True)
+    assert (row == -1).all()
+    _core._bitmask_fill(row, False)
+    assert (row == 0).all()
+
+
+@pytest.mark.parametrize(
+    ("call", "exc"),
+    [
+        (lambda row: _core._bitmask_test(row, 128), ValueError),
+        (lambda row: _core._bitmask_set(row, -1, True), ValueError),
+        (lambda row: _core._bitmask_count_allowed(row, 129), ValueError),
+        (lambda row: _core._bitmask_fill(row[::2], True), ValueError),
+        (lambda row: _core._bitmask_test(row.astype(np.int64), 0), TypeError),
+    ],
+)
+def test_bit_helpers_check_bounds(
+    call: Callable[[np.ndarray], object], exc: type[Exception]
+) -> None:
+    with pytest.raises(exc):
+        call(np.zeros(4, dtype=np.int32))

@@ -36,7 +36,8 @@ py::array RequireArray(const py::handle& obj, const char* name) {
   return py::reinterpret_borrow<py::array>(obj);
 }
 
-bool IsNativeDtype(const py::dtype& dt) { return dt.attr("isnative").cast<bool>(); }
+// numpy spells native order '=' (and '|' where order does not apply).
+bool IsNativeDtype(const py::dtype& dt) { return dt.byteorder() == '=' || dt.byteorder() == '|'; }
 
 LogitsDtype LogitsDtypeOf(const py::array& logits) {
   const py::dtype dt = logits.dtype();
@@ -192,6 +193,55 @@ void UnsafeApplyBitmask(uintptr_t logits_ptr, const std::string& dtype, int64_t 
   ApplyBitmask(lv, bv, vocab_size, reinterpret_cast<const int64_t*>(indices_ptr), num_indices);
 }
 
+
+// A bitmask row for the bit helpers: 1-D, contiguous, aligned int32 (writeable if `write`).
+py::array RequireBitmaskRow(const py::object& obj, bool write, const char* fn) {
+  py::array row = RequireArray(obj, "bitmask");
+  RequireInt32Bitmask(row);
+  const bool contiguous = row.ndim() == 1 && (row.size() <= 1 || row.strides(0) == 4);
+  if (!contiguous || (row.flags() & kNpyArrayAligned) == 0) {
+    throw py::value_error(std::string(fn) + ": bitmask must be a contiguous, aligned 1-D " +
+                          "array, got shape " + ShapeText(row));
+  }
+  if (write && !row.writeable()) throw py::value_error(std::string(fn) + ": bitmask is read-only");
+  return row;
+}
+
+void RequireToken(int64_t token_id, int64_t limit, const char* fn) {
+  if (token_id < 0 || token_id >= limit) {
+    throw py::value_error(std::string(fn) + ": token id " + std::to_string(token_id) +
+                          " is out of range [0, " + std::to_string(limit) + ")");
+  }
+}
+
+// Test hooks of the C++ bit helpers, on one bitmask row.
+void BindBitHelpers(py::module_& m) {
+  m.def("_bitmask_test", [](const py::object& row, int64_t token_id) {
+    const py::array a = RequireBitmaskRow(row, false, "_bitmask_test");
+    RequireToken(token_id, a.size() * kBitmaskWordBits, "_bitmask_test");
+    return TestBit(static_cast<const int32_t*>(a.data()), token_id);
+  });
+  m.def("_bitmask_set", [](const py::object& row, int64_t token_id, bool allowed) {
+    py::array a = RequireBitmaskRow(row, true, "_bitmask_set");
+    RequireToken(token_id, a.size() * kBitmaskWordBits, "_bitmask_set");
+    auto* words = static_cast<int32_t*>(a.mutable_data());
+    if (allowed) {
+      SetBit(words, token_id);
+    } else {
+      ClearBit(words, token_id);
+    }
+  });
+  m.def("_bitmask_fill", [](const py::object& row, bool allowed) {
+    py::array a = RequireBitmaskRow(row, true, "_bitmask_fill");
+    FillBitmask(static_cast<int32_t*>(a.mutable_data()), a.size(), allowed);
+  });
+  m.def("_bitmask_count_allowed", [](const py::object& row, int64_t vocab_size) {
+    const py::array a = RequireBitmaskRow(row, false, "_bitmask_count_allowed");
+    RequireToken(vocab_size, a.size() * kBitmaskWordBits + 1, "_bitmask_count_allowed");
+    return CountAllowed(static_cast<const int32_t*>(a.data()), vocab_size);
+  });
+}
+
 }  // namespace
 
 void BindKernels(py::module_& m) {
@@ -212,6 +262,7 @@ void BindKernels(py::module_& m) {
         py::arg("rows"), py::arg("cols"), py::arg("row_stride"), py::arg("col_stride"),
         py::arg("bitmask_ptr"), py::arg("words"), py::arg("bitmask_row_stride"),
         py::arg("vocab_size"), py::arg("indices_ptr") = 0, py::arg("num_indices") = 0);
+  BindBitHelpers(m);
 }
 
 }  // namespace gbnf::bindings

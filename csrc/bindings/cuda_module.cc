@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <pybind11/pybind11.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "gbnf_sampler/bitmask.h"
