@@ -3,6 +3,9 @@
 python -m pytest bench/bench_apply.py --benchmark-enable    # pytest-benchmark table
 python bench/bench_apply.py                                 # median times and ratios
 
+When xgrammar and torch are installed, xgrammar's CPU apply_token_bitmask_inplace on the same
+data (as torch tensors sharing the numpy memory) is timed too.
+
 Masks: "random" (every bit a coin flip: every word takes the per-bit path, the worst case) and
 "grammar" (what a grammar step looks like: runs of all-disallowed words, runs of all-allowed
 words, a few runs of mixed ones).
@@ -73,6 +76,30 @@ def test_apply_numpy_reference(benchmark, shape: str, mask: str) -> None:  # typ
     benchmark(numpy_apply, logits, bitmask)
 
 
+def _xgrammar_apply() -> Callable[[npt.NDArray[np.float32], npt.NDArray[np.int32]], None] | None:
+    try:
+        import torch
+        import xgrammar
+    except ImportError:
+        return None
+
+    def apply(logits: npt.NDArray[np.float32], bitmask: npt.NDArray[np.int32]) -> None:
+        xgrammar.apply_token_bitmask_inplace(torch.from_numpy(logits), torch.from_numpy(bitmask))
+
+    return apply
+
+
+@pytest.mark.benchmark(group="apply")
+@pytest.mark.parametrize("mask", MASKS)
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_apply_xgrammar(benchmark, shape: str, mask: str) -> None:  # type: ignore[no-untyped-def]
+    xgrammar_apply = _xgrammar_apply()
+    if xgrammar_apply is None:
+        pytest.skip("xgrammar and torch not installed")
+    logits, bitmask = _inputs(shape, mask)
+    benchmark(xgrammar_apply, logits, bitmask)
+
+
 def _median_us(fn: Callable[[], None], repeats: int = 200) -> float:
     fn()
     times = []
@@ -84,16 +111,20 @@ def _median_us(fn: Callable[[], None], repeats: int = 200) -> float:
 
 
 def main() -> None:
-    print(f"{'shape':<10} {'mask':<8} {'kernel µs':>10} {'numpy µs':>10} {'speed-up':>9}")
+    xgrammar_apply = _xgrammar_apply()
+    header = f"{'shape':<10} {'mask':<8} {'kernel µs':>10} {'numpy µs':>10} {'numpy/kernel':>13}"
+    print(header + (f" {'xgrammar µs':>12} {'xgrammar/kernel':>16}" if xgrammar_apply else ""))
     for shape in SHAPES:
         for mask in MASKS:
             logits, bitmask = _inputs(shape, mask)
             kernel = _median_us(lambda: gs_apply(logits, bitmask))  # noqa: B023
             reference = _median_us(lambda: numpy_apply(logits, bitmask), repeats=30)  # noqa: B023
-            print(
-                f"{shape:<10} {mask:<8} {kernel:>10.1f} {reference:>10.1f} "
-                f"{reference / kernel:>8.1f}x"
-            )
+            line = f"{shape:<10} {mask:<8} {kernel:>10.1f} {reference:>10.1f} "
+            line += f"{reference / kernel:>12.1f}x"
+            if xgrammar_apply is not None:
+                xgr = _median_us(lambda: xgrammar_apply(logits, bitmask))  # noqa: B023
+                line += f" {xgr:>12.1f} {xgr / kernel:>15.1f}x"
+            print(line)
 
 
 if __name__ == "__main__":
