@@ -11,6 +11,7 @@ from .errors import (
     SchemaError,
 )
 from .grammar import Grammar
+from .kernels import allocate_bitmask, apply_bitmask, bitmask_words
 from .limits import GrammarLimits
 from .matcher import Matcher
 
@@ -26,5 +27,8 @@ __all__ = [
     "Matcher",
     "SchemaError",
     "__version__",
+    "allocate_bitmask",
+    "apply_bitmask",
     "ast",
+    "bitmask_words",
 ]
