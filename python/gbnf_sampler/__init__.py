@@ -12,6 +12,7 @@ from .errors import (
 )
 from .grammar import Grammar
 from .limits import GrammarLimits
+from .vocab import Vocab
 
 __version__ = "0.1.0"
 
@@ -23,6 +24,7 @@ __all__ = [
     "GrammarLimits",
     "GrammarTooComplexError",
     "SchemaError",
+    "Vocab",
     "__version__",
     "ast",
 ]
