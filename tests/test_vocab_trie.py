@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vocab_fixtures import bpe_tokens, bpe_vocab, byte_vocab
 
 import gbnf_sampler as gs
+from vocab_fixtures import bpe_tokens, bpe_vocab, byte_vocab
 
 
 @dataclass
@@ -86,7 +86,9 @@ def test_walk_matches_brute_force(
     m = model(tokens, eos, special)
     v = gs.Vocab(tokens, eos, special)
     accepted, visited = v._native.trie_walk_prefix_filter(texts)
-    expected = [i for i, t in zip(m.ids, m.toks) if any(x.startswith(t) for x in texts)]
+    expected = [
+        i for i, t in zip(m.ids, m.toks, strict=True) if any(x.startswith(t) for x in texts)
+    ]
     assert accepted == expected
     assert visited <= len(m.ids)
 
