@@ -103,6 +103,14 @@ def test_header_example() -> None:
     # Refusing "a" skips the four tokens that start with it: 2 positions visited.
     assert v._native.trie_walk_prefix_filter([b"b"]) == ([4], 2)
     assert v._native.trie_walk_prefix_filter([]) == ([], 2)
+    # Nothing extends "a": Skip() jumps over its subtree (positions 1-4).
+    assert v._native.trie_walk_prefix_filter([b"a"]) == ([0], 2)
+
+
+def test_skip_still_visits_duplicates() -> None:
+    v = gs.Vocab([b"x", b"xy", b"x", b"xz", b"y"], [])
+    # positions: x(0) x(2) xy(1) xz(3) y(4); Skip() after x visits the duplicate, then jumps to y.
+    assert v._native.trie_walk_prefix_filter([b"x"]) == ([0, 2], 3)
 
 
 def test_fixture_tries() -> None:
