@@ -102,11 +102,12 @@ uint64_t VocabFingerprint(const std::string& bytes, const std::vector<uint32_t>&
 // Invariants a walker may rely on (all follow from the sort order):
 //   (I1) the tokens that start with a given byte string s form one contiguous run of positions;
 //   (I2) for p < q: LCP(bytes(p), bytes(q)) = min(lcp(p+1), ..., lcp(q));
-//   (I3) every q in (p, subtree_end(p)) starts with bytes(p) and has lcp(q) >= len(bytes(p));
-//        subtree_end(p) is the first q > p with lcp(q) < len(bytes(p));
+//   (I3) every q in (p, subtree_end(p)) starts with bytes(p) (tokens with the same bytes, i.e.
+//        duplicate ids, come first) and has lcp(q) >= len(bytes(p)); subtree_end(p) is the first
+//        q > p with lcp(q) < len(bytes(p));
 //   (I4) NextDiverging(p, d) (d <= len(bytes(p))) is the first q > p with lcp(q) < d: every
-//        position in (p, NextDiverging(p, d)) starts with the first d bytes of bytes(p), and none
-//        from there on does (until the next run of that prefix, which by (I1) does not exist).
+//        position in (p, NextDiverging(p, d)) starts with the first d bytes of bytes(p), and by
+//        (I1) no position from NextDiverging(p, d) on does.
 //        subtree_end(p) == NextDiverging(p, len(bytes(p))).
 //
 // Example: normal tokens {0:"a", 1:"ab", 2:"abc", 3:"abd", 4:"b", 5:"ab"}
@@ -121,6 +122,7 @@ class TokenTrie {
   // Borrows `vocab` (it must outlive the trie; Vocab::trie() owns one for you).
   explicit TokenTrie(const Vocab& vocab);
 
+  // The per-position accessors are unchecked (hot path): they require pos < size().
   size_t size() const { return ids_.size(); }
   TokenId token_id(size_t pos) const { return ids_[pos]; }
   uint32_t lcp(size_t pos) const { return lcp_[pos]; }
