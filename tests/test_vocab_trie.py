@@ -140,3 +140,14 @@ def test_large_random_vocab_skips() -> None:
     accepted, visited = v._native.trie_walk_prefix_filter([b"abcabc"])
     assert sorted(accepted) == sorted(i for i, t in enumerate(tokens) if b"abcabc".startswith(t))
     assert visited < 300  # the walk skips refused subtrees instead of visiting 3000 tokens
+
+
+def test_trie_built_once_under_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    tokens = [bytes([a, b]) for a in range(40) for b in range(40)] + [b"x"]
+    v = gs.Vocab(tokens, [])
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: v._native.trie_sorted_ids(), range(32)))
+    assert all(r == results[0] for r in results)
+    assert len(results[0]) == len(tokens)
