@@ -14,6 +14,7 @@ from .grammar import Grammar
 from .kernels import allocate_bitmask, apply_bitmask, bitmask_words
 from .limits import GrammarLimits
 from .matcher import Matcher
+from .vocab import Vocab
 
 __version__ = "0.1.0"
 
@@ -26,6 +27,7 @@ __all__ = [
     "GrammarTooComplexError",
     "Matcher",
     "SchemaError",
+    "Vocab",
     "__version__",
     "allocate_bitmask",
     "apply_bitmask",
