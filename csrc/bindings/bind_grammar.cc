@@ -1,5 +1,50 @@
-// placeholder
+// Python bindings of the grammar front end.
+#include <memory>
+#include <string>
+
 #include "bindings/bindings.h"
+#include "bindings/shims.h"
+
+namespace py = pybind11;
+
 namespace gbnf::bindings {
-void BindGrammar(pybind11::module_& /*m*/) {}
+
+void BindGrammar(py::module_& m) {
+  RegisterExceptionTranslators();
+
+  py::class_<GrammarLimits>(m, "GrammarLimits")
+      .def(py::init<>())
+      .def_readwrite("max_text_bytes", &GrammarLimits::max_text_bytes)
+      .def_readwrite("max_rules", &GrammarLimits::max_rules)
+      .def_readwrite("max_nesting_depth", &GrammarLimits::max_nesting_depth)
+      .def_readwrite("max_repetition_bound", &GrammarLimits::max_repetition_bound)
+      .def_readwrite("max_nodes", &GrammarLimits::max_nodes);
+
+  py::class_<Grammar, std::shared_ptr<Grammar>>(m, "Grammar")
+      .def_property_readonly("root_name",
+                             [](const Grammar& g) { return g.rule(g.root()).name; })
+      .def("rules_ast",
+           [](const Grammar& g) {
+             py::list rules;
+             for (const Rule& r : g.rules()) {
+               rules.append(py::make_tuple(r.name, NodeToTuple(g, r.body)));
+             }
+             return rules;
+           })
+      .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })
+      .def("to_gbnf", [](const Grammar& g) { return PrintGrammar(g); })
+      .def("same_as", &Grammar::SameAs)
+      .def_property_readonly("rule_count", [](const Grammar& g) { return g.rules().size(); })
+      .def_property_readonly("node_count", [](const Grammar& g) { return g.nodes().size(); });
+
+  m.def(
+      "parse_grammar",
+      [](const py::bytes& text, const std::string& root, const GrammarLimits& limits) {
+        std::string source = text;
+        py::gil_scoped_release release;
+        return std::make_shared<Grammar>(ParseGrammar(source, root, limits));
+      },
+      py::arg("text"), py::arg("root") = "root", py::arg("limits") = GrammarLimits());
+}
+
 }  // namespace gbnf::bindings

@@ -1,1 +1,210 @@
-// placeholder: filled in by the foundation work
+// Semantic checks after parsing: undefined rules (with "did you mean"), the root rule, rules that
+// can never finish (errors), and unused or unreachable rules (warnings).
+#include <algorithm>
+#include <string>
+
+#include "grammar/parser.h"
+
+namespace gbnf::detail {
+namespace {
+
+constexpr size_t kMaxUndefinedReported = 20;
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// Edit distance counting an adjacent transposition as one edit ("itme" -> "item" is 1).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The defined rule name closest to `name`, if it is close enough to be a likely typo.
+std::string Suggest(const GrammarBuilder& b, std::string_view name) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, name.size() / 3) + 1;
+  for (size_t i = 0; i < b.rules.size(); ++i) {
+    if (!b.info[i].defined) continue;
+    const size_t length_gap = b.rules[i].name.size() > name.size()
+                                  ? b.rules[i].name.size() - name.size()
+                                  : name.size() - b.rules[i].name.size();
+    if (length_gap >= best_distance) continue;  // cannot be closer; skip the quadratic work
+    const size_t d = EditDistance(name, b.rules[i].name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = b.rules[i].name;
+    }
+  }
+  return best;
+}
+
+// Calls visit(rule_id) for every rule referenced inside the node's subtree.
+template <typename Visit>
+void ForEachReference(const GrammarBuilder& b, NodeId root, Visit visit) {
+  std::vector<NodeId> stack{root};
+  while (!stack.empty()) {
+    const Node& node = b.nodes[stack.back()];
+    stack.pop_back();
+    if (node.kind == NodeKind::kRuleRef) visit(node.rule);
+    for (NodeId child : node.children) stack.push_back(child);
+  }
+}
+
+std::vector<bool> Reachable(const GrammarBuilder& b, RuleId root) {
+  std::vector<bool> seen(b.rules.size(), false);
+  std::vector<RuleId> work{root};
+  seen[root] = true;
+  while (!work.empty()) {
+    const RuleId r = work.back();
+    work.pop_back();
+    ForEachReference(b, b.rules[r].body, [&](RuleId ref) {
+      if (!seen[ref]) {
+        seen[ref] = true;
+        work.push_back(ref);
+      }
+    });
+  }
+  return seen;
+}
+
+// Whether the node can derive some finite string, given which rules are known to.
+bool NodeProductive(const GrammarBuilder& b, NodeId id, const std::vector<bool>& productive) {
+  const Node& node = b.nodes[id];
+  switch (node.kind) {
+    case NodeKind::kRuleRef: return productive[node.rule];
+    case NodeKind::kSequence:
+      return std::all_of(node.children.begin(), node.children.end(),
+                         [&](NodeId c) { return NodeProductive(b, c, productive); });
+    case NodeKind::kAlternation:
+      return std::any_of(node.children.begin(), node.children.end(),
+                         [&](NodeId c) { return NodeProductive(b, c, productive); });
+    case NodeKind::kRepeat:
+      return node.min == 0 || NodeProductive(b, node.children[0], productive);
+    default: return true;  // terminals (the parser rejects classes that match nothing)
+  }
+}
+
+// Productive rules, by a worklist: a rule is re-examined only when a rule it references has just
+// become productive, so the work stays near-linear whatever order the rules come in.
+std::vector<bool> Productive(const GrammarBuilder& b) {
+  const size_t n = b.rules.size();
+  std::vector<std::vector<RuleId>> users(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!b.info[i].defined) continue;
+    ForEachReference(b, b.rules[i].body, [&](RuleId ref) {
+      if (users[ref].empty() || users[ref].back() != i) users[ref].push_back(RuleId(i));
+    });
+  }
+  std::vector<bool> productive(n, false);
+  std::vector<RuleId> work;
+  for (size_t i = 0; i < n; ++i) {
+    productive[i] = !b.info[i].defined;  // undefined rules are reported on their own
+    work.push_back(static_cast<RuleId>(n - 1 - i));
+  }
+  while (!work.empty()) {
+    const RuleId r = work.back();
+    work.pop_back();
+    if (productive[r] || !NodeProductive(b, b.rules[r].body, productive)) continue;
+    productive[r] = true;
+    for (RuleId user : users[r]) {
+      if (!productive[user]) work.push_back(user);
+    }
+  }
+  return productive;
+}
+
+void CheckUndefined(const GrammarBuilder& b, const SourceMap& map,
+                    std::vector<Diagnostic>* errors) {
+  for (size_t i = 0; i < b.rules.size() && errors->size() < kMaxUndefinedReported; ++i) {
+    if (b.info[i].defined) continue;
+    const std::string& name = b.rules[i].name;
+    const std::string suggestion = Suggest(b, name);
+    std::string hint = suggestion.empty() ? "define it with " + name + " ::= ..."
+                                          : "did you mean " + Quote(suggestion) + "?";
+    errors->push_back(map.Make(Severity::kError, "undefined_rule",
+                               "undefined rule " + Quote(name), hint, b.info[i].first_reference,
+                               name.size()));
+  }
+}
+
+Diagnostic MissingRoot(const GrammarBuilder& b, std::string_view root) {
+  Diagnostic d;
+  d.code = "missing_root";
+  d.message = "no rule named " + Quote(root) + " (the root rule)";
+  const std::string suggestion = Suggest(b, root);
+  if (!suggestion.empty()) {
+    d.hint = "did you mean " + Quote(suggestion) + "? or pass root=\"" + suggestion + "\"";
+  } else if (!b.rules.empty()) {
+    d.hint = "add a rule " + std::string(root) + " ::= ..., or pass root=\"" +
+             b.rules.front().name + "\"";
+  } else {
+    d.hint = "the grammar has no rules; add " + std::string(root) + " ::= ...";
+  }
+  return d;
+}
+
+void WarnUnreachable(const GrammarBuilder& b, const SourceMap& map,
+                     const std::vector<bool>& reachable, std::vector<Diagnostic>* warnings) {
+  for (size_t i = 0; i < b.rules.size(); ++i) {
+    if (reachable[i]) continue;
+    const Rule& rule = b.rules[i];
+    const bool referenced = b.info[i].first_reference != SIZE_MAX;
+    warnings->push_back(map.Make(
+        Severity::kWarning, referenced ? "unreachable_rule" : "unused_rule",
+        "rule " + Quote(rule.name) +
+            (referenced ? " is only used by rules the root never reaches" : " is never used"),
+        "", rule.span.offset, rule.span.length));
+  }
+}
+
+// Reports the reachable rules that can never finish because of their own recursion (a rule that
+// only fails through another failing rule is not reported, to point at the cause).
+void CheckUnproductive(const GrammarBuilder& b, const SourceMap& map,
+                       const std::vector<bool>& reachable, std::vector<Diagnostic>* errors) {
+  const std::vector<bool> productive = Productive(b);
+  for (size_t i = 0; i < b.rules.size() && errors->size() < kMaxUndefinedReported; ++i) {
+    if (productive[i] || !reachable[i]) continue;
+    const Rule& rule = b.rules[i];
+    bool self_recursive = false;
+    ForEachReference(b, rule.body, [&](RuleId ref) {
+      if (!productive[ref] && Reachable(b, ref)[i]) self_recursive = true;
+    });
+    if (!self_recursive) continue;
+    errors->push_back(map.Make(
+        Severity::kError, "unproductive_rule",
+        "rule " + Quote(rule.name) + " can never finish: every alternative recurses forever",
+        "add a base case: an alternative that does not refer back to " + Quote(rule.name),
+        rule.span.offset, rule.span.length));
+  }
+}
+
+}  // namespace
+
+std::vector<Diagnostic> AnalyzeGrammar(const GrammarBuilder& b, const SourceMap& map,
+                                       std::string_view root, std::vector<Diagnostic>* warnings,
+                                       RuleId* root_id) {
+  std::vector<Diagnostic> errors;
+  CheckUndefined(b, map, &errors);
+  const int64_t root_index = b.FindRule(root);
+  if (root_index < 0 || !b.info[static_cast<size_t>(root_index)].defined) {
+    errors.push_back(MissingRoot(b, root));
+    return errors;
+  }
+  *root_id = static_cast<RuleId>(root_index);
+  const std::vector<bool> reachable = Reachable(b, *root_id);
+  WarnUnreachable(b, map, reachable, warnings);
+  if (errors.empty()) CheckUnproductive(b, map, reachable, &errors);
+  return errors;
+}
+
+}  // namespace gbnf::detail

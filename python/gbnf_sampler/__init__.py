@@ -11,6 +11,7 @@ from .errors import (
     SchemaError,
 )
 from .grammar import Grammar
+from .limits import GrammarLimits
 
 __version__ = "0.1.0"
 
@@ -19,6 +20,7 @@ __all__ = [
     "GbnfSamplerError",
     "Grammar",
     "GrammarError",
+    "GrammarLimits",
     "GrammarTooComplexError",
     "SchemaError",
     "__version__",

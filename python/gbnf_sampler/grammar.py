@@ -8,8 +8,10 @@ from typing import Any
 from . import _core
 from . import ast as gast
 from .errors import Diagnostic, GrammarError
+from .limits import GrammarLimits
 
 DEFAULT_ROOT = "root"
+_DEFAULT_LIMITS = GrammarLimits()
 
 
 def _diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
@@ -34,12 +36,8 @@ def _grammar_error(payload: Mapping[str, Any]) -> GrammarError:
     )
 
 
-def _node(raw: tuple[Any, ...]) -> gast.Node:
+def _leaf(raw: tuple[Any, ...]) -> gast.Node:
     kind = raw[0]
-    if kind == "seq":
-        return gast.Sequence(tuple(_node(c) for c in raw[1]))
-    if kind == "alt":
-        return gast.Alternation(tuple(_node(c) for c in raw[1]))
     if kind == "lit":
         return gast.Literal(tuple(raw[1]))
     if kind == "class":
@@ -50,9 +48,35 @@ def _node(raw: tuple[Any, ...]) -> gast.Node:
         return gast.RuleRef(raw[1])
     if kind == "token":
         return gast.TokenRef(raw[1], raw[2], bool(raw[3]))
-    if kind == "repeat":
-        return gast.Repeat(_node(raw[1]), raw[2], raw[3])
     raise AssertionError(f"unknown node kind from the core: {kind!r}")
+
+
+def _node(raw: tuple[Any, ...]) -> gast.Node:
+    """Converts the core's nested tuples to ast nodes, iteratively: trees can be deeper than
+    Python's recursion limit."""
+    done: list[gast.Node] = []
+    # Post-order: (raw, False) expands children first; (raw, True) assembles from `done`.
+    stack: list[tuple[tuple[Any, ...], bool]] = [(raw, False)]
+    while stack:
+        item, ready = stack.pop()
+        kind = item[0]
+        children = [item[1]] if kind == "repeat" else item[1] if kind in ("seq", "alt") else []
+        if not ready and children:
+            stack.append((item, True))
+            stack.extend((child, False) for child in reversed(children))
+            continue
+        if not children:
+            done.append(gast.Sequence(()) if kind == "seq" else _leaf(item))
+            continue
+        parts = tuple(done[len(done) - len(children) :])
+        del done[len(done) - len(children) :]
+        if kind == "seq":
+            done.append(gast.Sequence(parts))
+        elif kind == "alt":
+            done.append(gast.Alternation(parts))
+        else:
+            done.append(gast.Repeat(parts[0], item[2], item[3]))
+    return done[0]
 
 
 def _encode_text(text: str | bytes) -> bytes:
@@ -80,11 +104,14 @@ class Grammar:
         self._rules: dict[str, gast.Node] | None = None
 
     @classmethod
-    def from_gbnf(cls, text: str | bytes, root: str = DEFAULT_ROOT) -> Grammar:
+    def from_gbnf(
+        cls, text: str | bytes, root: str = DEFAULT_ROOT, *, limits: GrammarLimits | None = None
+    ) -> Grammar:
         """Parses GBNF text (llama.cpp's grammar language). Raises :class:`GrammarError`."""
         if not isinstance(root, str):
             raise TypeError(f"root must be str, not {type(root).__name__}")
-        return cls(_core.parse_grammar(_encode_text(text), root))
+        core_limits = (limits or _DEFAULT_LIMITS)._to_core()
+        return cls(_core.parse_grammar(_encode_text(text), root, core_limits))
 
     @classmethod
     def from_json_schema(cls, schema: Any, **options: Any) -> Grammar:

@@ -14,7 +14,7 @@ struct GrammarLimits {
   uint32_t max_rules = 100000;
   // Nesting of parentheses and postfix operators (code "nesting_too_deep"). Every recursive pass
   // over the tree (printer, analysis, automaton builder) is bounded by this depth.
-  uint32_t max_nesting_depth = 1000;
+  uint32_t max_nesting_depth = 256;
   // Largest m or n in x{m,n} (code "repetition_too_large"). Bounds stay exact up to this value.
   uint32_t max_repetition_bound = 1000000;
   // Number of AST nodes (code "grammar_too_large").

@@ -1,0 +1,79 @@
+// The grammar under construction, shared by the parser and the analysis passes.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gbnf_sampler/grammar.h"
+
+namespace gbnf {
+
+class GrammarBuilder {
+ public:
+  struct RuleInfo {
+    bool defined = false;
+    size_t first_reference = SIZE_MAX;  // byte offset of the first use, SIZE_MAX if unused
+    size_t name_length = 0;
+    size_t definition = SIZE_MAX;  // byte offset of the (last) definition
+  };
+
+  NodeId AddNode(Node node) {
+    nodes.push_back(std::move(node));
+    return static_cast<NodeId>(nodes.size() - 1);
+  }
+
+  // The id of the rule called `name`, creating an undefined rule on first sight.
+  RuleId InternRule(std::string_view name) {
+    auto it = ids_.find(std::string(name));
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<RuleId>(rules.size());
+    Rule rule;
+    rule.name = std::string(name);
+    rules.push_back(std::move(rule));
+    info.emplace_back();
+    info.back().name_length = name.size();
+    ids_.emplace(std::string(name), id);
+    return id;
+  }
+
+  int64_t FindRule(std::string_view name) const {
+    auto it = ids_.find(std::string(name));
+    return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+
+  // Moves the finished tree into a Grammar with rules in definition order. Undefined rules are
+  // errors, so by the time this runs every rule is defined.
+  Grammar Finish(RuleId root, std::vector<Diagnostic> warnings, std::string source) {
+    std::vector<RuleId> order(rules.size());
+    for (RuleId i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [this](RuleId a, RuleId b) {
+      return info[a].definition < info[b].definition;
+    });
+    std::vector<RuleId> new_id(rules.size());
+    for (RuleId i = 0; i < order.size(); ++i) new_id[order[i]] = i;
+    for (Node& node : nodes) {
+      if (node.kind == NodeKind::kRuleRef) node.rule = new_id[node.rule];
+    }
+    Grammar g;
+    g.rules_.reserve(rules.size());
+    for (RuleId old : order) g.rules_.push_back(std::move(rules[old]));
+    g.nodes_ = std::move(nodes);
+    g.root_ = new_id[root];
+    g.warnings_ = std::move(warnings);
+    g.source_ = std::move(source);
+    return g;
+  }
+
+  std::vector<Rule> rules;
+  std::vector<Node> nodes;
+  std::vector<RuleInfo> info;
+
+ private:
+  std::unordered_map<std::string, RuleId> ids_;
+};
+
+}  // namespace gbnf
