@@ -155,7 +155,7 @@ def length_bounds(node: Node) -> tuple[int, int | None]:
 # --- GBNF printing -------------------------------------------------------------------------------
 
 _LITERAL_ESCAPES = {0x22: '\\"', 0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
-_CLASS_SPECIAL = {0x5C: "\\\\", 0x5D: "\\]", 0x5B: "\\[", 0x2D: "\\-", 0x5E: "\\^"}
+_CLASS_SPECIAL = {0x5C: "\\\\", 0x5D: "\\]", 0x5B: "\\[", 0x2D: "\\-", 0x5E: "\\x5E"}
 
 
 def _hex_escape(cp: int) -> str:

@@ -85,10 +85,6 @@ def normalize(schema: dict[str, Any]) -> dict[str, Any]:
             out[exclusive] = out.pop(bound)
         elif isinstance(out.get(exclusive), bool):
             out.pop(exclusive)
-    if out.get("nullable") is True and "type" in out:
-        types = out["type"] if isinstance(out["type"], list) else [out["type"]]
-        out["type"] = [*types, "null"]
-    out.pop("nullable", None)
     if not isinstance(out.get("required", []), list):
         out.pop("required")
     if out.get("uniqueItems") is False:

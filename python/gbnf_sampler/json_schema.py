@@ -13,12 +13,13 @@ chosen mode:
 * ``"indent"``: exactly ``json.dumps(value, indent=indent)`` layout (indentation stops growing
   past depth 32).
 
-Keywords: type (incl. lists, ``nullable``), enum, const, properties, required,
+Keywords: type (incl. lists; OpenAPI's ``nullable`` is not JSON Schema and is ignored), enum, const, properties, required,
 additionalProperties, unevaluatedProperties (as additionalProperties), patternProperties,
 propertyNames, min/maxProperties, $ref ($defs/definitions, JSON pointers, $id, $anchor),
 anyOf, oneOf, allOf (merged), not (of types), items, prefixItems, draft-4 tuple items +
 additionalItems, min/maxItems, min/maxLength, pattern, format, minimum/maximum (inclusive and
-exclusive, all drafts), multipleOf (integers; 10^-n for numbers). Not expressible (SchemaError
+exclusive, all drafts), multipleOf (integers; 10^-n for numbers, checked
+exactly in decimal: ``jsonschema``'s float division disagrees on values such as -0.07). Not expressible (SchemaError
 when strict): if/then/else, contains, uniqueItems, dependencies/dependentSchemas/
 dependentRequired, unevaluatedItems, $dynamicRef/$recursiveRef, ``not`` beyond types.
 """
