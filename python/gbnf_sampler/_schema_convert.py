@@ -219,16 +219,26 @@ class Converter:
         for t in ("object", "array", "string", "number", "integer", "boolean", "null"):
             if t not in types or (t == "integer" and "number" in types):
                 continue
-            try:
-                expr = self.type_rule(t, flat, path, depth, hint)
-            except Unsupported as err:
-                self.unsupported(err)
-                expr = self.type_rule(t, _without(flat, err.path, path), path, depth, hint)
+            expr = self.relaxed_type_rule(t, flat, path, depth, hint)
             if expr is not None:
                 exprs.append(expr)
         if not exprs:
             return None
         return exprs[0] if len(exprs) == 1 else self.rules.add(hint, " | ".join(exprs))
+
+    def relaxed_type_rule(self, t: str, flat: dict[str, Any], path: str, depth: int,
+                          hint: str) -> str | None:
+        """``type_rule``, dropping (strict=False) each keyword it cannot compile."""
+        for _ in range(len(flat) + 1):
+            try:
+                return self.type_rule(t, flat, path, depth, hint)
+            except Unsupported as err:
+                self.unsupported(err)
+                smaller = _without(flat, err.path, path)
+                if smaller == flat:
+                    raise SchemaError(err.message, err.path) from None
+                flat = smaller
+        raise SchemaError("cannot relax the schema", path)
 
     def type_rule(self, t: str, flat: dict[str, Any], path: str, depth: int, hint: str) -> str | None:
         if t == "null":

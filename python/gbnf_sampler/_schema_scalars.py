@@ -81,7 +81,7 @@ def constrain_length(node: Node, lo: int, hi: int | None, path: str) -> Node:
                 items[variable[0]] = _bounded_rep(rep_node, fixed, lo, hi)
                 return _rx.seq(*items)
     raise Unsupported("pattern or format combined with minLength/maxLength in a way that "
-                      "cannot be expressed", path)
+                      "cannot be expressed", path)  # path: the length keyword
 
 
 def _bounded_rep(node: _rx.Rep, fixed: int, lo: int, hi: int | None) -> Node:
@@ -106,7 +106,8 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
             return any_string(rules)
         node: Node = _rx.rep(ANY_CHAR, lo, hi)
     else:
-        node = constrain_length(nodes[0], lo, hi, path)
+        keyword = "maxLength" if hi is not None else "minLength"
+        node = constrain_length(nodes[0], lo, hi, pointer(path, keyword))
     if node == _rx.NEVER:
         return None
     return regex_string(rules, node, hint)
