@@ -9,6 +9,8 @@ boundaries and Unicode property escapes raise :class:`RegexSyntaxError`.
 
 from __future__ import annotations
 
+import functools
+
 from . import _rx
 from ._rx import Chars, Node, Ranges
 
@@ -31,14 +33,46 @@ SPACE: Ranges = _rx.normalize(
 LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
 DOT: Ranges = _rx.complement(LINE_TERMINATORS)
 
-_CLASS_ESCAPES: dict[str, Ranges] = {
-    "d": DIGIT,
-    "D": _rx.complement(DIGIT),
-    "w": WORD,
-    "W": _rx.complement(WORD),
-    "s": SPACE,
-    "S": _rx.complement(SPACE),
-}
+Dual = tuple[Ranges, Ranges]  # (ECMA-262 meaning, Python re meaning) of a character set
+
+
+@functools.lru_cache(maxsize=1)
+def _python_shorthands() -> dict[str, Ranges]:
+    """What ``\\d \\w \\s`` match in Python's ``re`` (Unicode str patterns)."""
+    digit: list[tuple[int, int]] = []
+    word: list[tuple[int, int]] = []
+    space: list[tuple[int, int]] = []
+    for cp in range(_rx.MAX_CODEPOINT + 1):
+        c = chr(cp)
+        if c.isdecimal():
+            digit.append((cp, cp))
+        if c.isalnum() or c == "_":
+            word.append((cp, cp))
+        if c.isspace():
+            space.append((cp, cp))
+    return {"d": _rx.normalize(digit), "w": _rx.normalize(word), "s": _rx.normalize(space)}
+
+
+def _shorthand(letter: str) -> Dual:
+    """``\\d \\D \\w \\W \\s \\S``. jsonschema validates patterns with Python's ``re``, whose
+    sets differ from ECMA-262's outside ASCII; the grammar keeps only characters on which both
+    agree, so it is sound under either reading."""
+    ecma = {"d": DIGIT, "w": WORD, "s": SPACE}[letter.lower()]
+    python = _python_shorthands()[letter.lower()]
+    if letter.isupper():
+        return _rx.complement(ecma), _rx.complement(python)
+    return ecma, python
+
+
+def _meet(dual: Dual) -> Ranges:
+    return _rx.intersect(dual[0], dual[1])
+
+
+def _same(ranges: Ranges) -> Dual:
+    return ranges, ranges
+
+
+_CLASS_ESCAPES = frozenset("dDwWsS")
 _CONTROL_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B, "f": 0x0C, "0": 0x00}
 _SYNTAX_CHARS = set("^$\\.*+?()[]{}|/-")
 
@@ -137,7 +171,7 @@ class _Parser:
         if c == "(":
             return self.group(start)
         if c == "[":
-            return Chars(self.char_class())
+            return Chars(_meet(self.char_class()))
         if c == ".":
             return Chars(DOT)
         if c in "^$":
@@ -188,19 +222,18 @@ class _Parser:
             self.fail("backreferences are not supported", start)
         if c == "k" and self.peek(1) == "<":
             self.fail("backreferences are not supported", start)
-        ranges = self.escape_ranges(start, in_class=False)
-        return Chars(ranges)
+        return Chars(_meet(self.escape_ranges(start, in_class=False)))
 
-    def escape_ranges(self, start: int, in_class: bool) -> Ranges:
+    def escape_ranges(self, start: int, in_class: bool) -> Dual:
         c = self.take()
         if c in _CLASS_ESCAPES:
-            return _CLASS_ESCAPES[c]
+            return _shorthand(c)
         if in_class and c == "b":
-            return ((8, 8),)
+            return _same(((8, 8),))
         if in_class and c == "-":
-            return ((0x2D, 0x2D),)
+            return _same(((0x2D, 0x2D),))
         cp = self.escape_codepoint(c, start)
-        return ((cp, cp),)
+        return _same(((cp, cp),))
 
     def escape_codepoint(self, c: str, start: int) -> int:
         if c in _CONTROL_ESCAPES:
@@ -252,33 +285,36 @@ class _Parser:
         return cp
 
     # -- classes ---------------------------------------------------------------------------------
-    def char_class(self) -> Ranges:
+    def char_class(self) -> Dual:
         start = self.i - 1
         negated = self.peek() == "^"
         if negated:
             self.i += 1
-        items: list[tuple[int, int]] = []
+        ecma: list[tuple[int, int]] = []
+        python: list[tuple[int, int]] = []
         while self.peek() != "]":
             if not self.peek():
                 self.fail("unterminated character class", start)
-            self.class_item(items)
+            item = self.class_item()
+            ecma.extend(item[0])
+            python.extend(item[1])
         self.i += 1
-        ranges = _rx.normalize(items)
-        return _rx.complement(ranges) if negated else ranges
+        dual = _rx.normalize(ecma), _rx.normalize(python)
+        return (_rx.complement(dual[0]), _rx.complement(dual[1])) if negated else dual
 
-    def class_atom(self) -> tuple[Ranges, bool]:
+    def class_atom(self) -> tuple[Dual, bool]:
         """One class atom; the flag says whether it is a single character (usable in a range)."""
         start = self.i
         c = self.take()
         if c != "\\":
-            return ((ord(c), ord(c)),), True
+            return _same(((ord(c), ord(c)),)), True
         if self.peek() in _CLASS_ESCAPES:
             return self.escape_ranges(start, in_class=True), False
         if self.peek().isdigit() and self.peek() != "0":
             self.fail("backreferences are not supported", start)
         return self.escape_ranges(start, in_class=True), True
 
-    def class_item(self, items: list[tuple[int, int]]) -> None:
+    def class_item(self) -> Dual:
         start = self.i
         lo, lo_single = self.class_atom()
         if self.peek() == "-" and self.peek(1) not in ("]", ""):
@@ -286,11 +322,10 @@ class _Parser:
             hi, hi_single = self.class_atom()
             if not (lo_single and hi_single):
                 self.fail("character class escape in a range", start)
-            if hi[0][0] < lo[0][0]:
+            if hi[0][0][0] < lo[0][0][0]:
                 self.fail("range out of order in character class", start)
-            items.append((lo[0][0], hi[0][0]))
-            return
-        items.extend(lo)
+            return _same(((lo[0][0][0], hi[0][0][0]),))
+        return lo
 
 
 def parse(pattern: str) -> Node:
