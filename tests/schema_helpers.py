@@ -33,8 +33,9 @@ class _Reader:
         self.i = 0
 
     def ws(self, newlines: bool = False) -> None:
-        while self.i < len(self.s) and (self.s[self.i] in " \t" or (newlines and
-                                                                      self.s[self.i] in "\r\n")):
+        while self.i < len(self.s) and (
+            self.s[self.i] in " \t" or (newlines and self.s[self.i] in "\r\n")
+        ):
             self.i += 1
 
     def escape(self) -> int:
@@ -58,7 +59,7 @@ class _Reader:
         while self.i < len(self.s):
             m = re.compile(r"([A-Za-z0-9_-]+)\s*::=").match(self.s, self.i)
             if m is None:
-                raise ValueError(f"cannot read rule at {self.s[self.i:self.i + 40]!r}")
+                raise ValueError(f"cannot read rule at {self.s[self.i : self.i + 40]!r}")
             self.i = m.end()
             out[m.group(1)] = self.alternation()
             self.ws(True)
@@ -120,7 +121,7 @@ class _Reader:
             return node
         m = re.compile(r"[A-Za-z0-9_-]+").match(self.s, self.i)
         if m is None:
-            raise ValueError(f"cannot read {self.s[self.i:self.i + 40]!r}")
+            raise ValueError(f"cannot read {self.s[self.i : self.i + 40]!r}")
         self.i = m.end()
         return gast.RuleRef(m.group(0))
 
@@ -190,13 +191,23 @@ def accepts(grammar: Any, text: str) -> bool:
 def dumps_styles(value: Any, whitespace: str = "flexible") -> list[str]:
     """Serializations of ``value`` that the given whitespace mode must accept."""
     if whitespace == "compact":
-        return list(dict.fromkeys([json.dumps(value, separators=(",", ":"), ensure_ascii=False),
-                                   json.dumps(value, separators=(",", ":"))]))
+        return list(
+            dict.fromkeys(
+                [
+                    json.dumps(value, separators=(",", ":"), ensure_ascii=False),
+                    json.dumps(value, separators=(",", ":")),
+                ]
+            )
+        )
     if whitespace == "indent":
         return [json.dumps(value, indent=2)]
-    return list(dict.fromkeys([
-        json.dumps(value),
-        json.dumps(value, separators=(",", ":"), ensure_ascii=False),
-        json.dumps(value, indent=2),
-        json.dumps(value, indent="\t", ensure_ascii=False),
-    ]))
+    return list(
+        dict.fromkeys(
+            [
+                json.dumps(value),
+                json.dumps(value, separators=(",", ":"), ensure_ascii=False),
+                json.dumps(value, indent=2),
+                json.dumps(value, indent="\t", ensure_ascii=False),
+            ]
+        )
+    )

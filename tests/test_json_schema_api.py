@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Literal, Optional, Union
+from typing import Literal
 
 import pydantic
 import pytest
@@ -34,9 +34,9 @@ class Pet(pydantic.BaseModel):
 class Person(pydantic.BaseModel):
     name: str
     age: int = pydantic.Field(ge=0, le=150)
-    color: Optional[Color] = None
+    color: Color | None = None
     pets: list[Pet] = []
-    score: Union[int, float] = 0
+    score: int | float = 0
 
 
 def test_pydantic_model_class() -> None:
@@ -74,12 +74,30 @@ def test_choices() -> None:
 
 
 TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["C", "F"]}},
-        "required": ["city"], "additionalProperties": False}}},
-    {"type": "function", "function": {"name": "lookup", "parameters": {
-        "type": "object", "$defs": {"id": {"type": "integer"}},
-        "properties": {"id": {"$ref": "#/$defs/id"}}, "required": ["id"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "unit": {"enum": ["C", "F"]}},
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "parameters": {
+                "type": "object",
+                "$defs": {"id": {"type": "integer"}},
+                "properties": {"id": {"$ref": "#/$defs/id"}},
+                "required": ["id"],
+            },
+        },
+    },
 ]
 
 
@@ -113,8 +131,18 @@ def test_response_format() -> None:
     obj = response_format_to_gbnf({"type": "json_object"})
     assert accepts(obj, '{"a": [1]}')
     assert not accepts(obj, "[1]")
-    spec = {"type": "json_schema", "json_schema": {"name": "x", "strict": True, "schema": {
-        "type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}
+    spec = {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "x",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}},
+                "required": ["a"],
+            },
+        },
+    }
     grammar = gs.Grammar.from_response_format(spec)
     assert accepts(grammar, '{"a": 1}')
     assert not accepts(grammar, '{"a": 1, "b": 2}')
@@ -125,8 +153,11 @@ def test_response_format() -> None:
 
 
 def test_indent_mode_recursive_schema() -> None:
-    schema = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}},
-              "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}},
+        "additionalProperties": False,
+    }
     grammar = schema_to_gbnf(schema, whitespace="indent")
     doc = {"kids": [{"kids": []}, {"kids": [{}]}]}
     assert accepts(grammar, json.dumps(doc, indent=2))
@@ -154,6 +185,7 @@ def test_convert_command(tmp_path: object, capsys: pytest.CaptureFixture[str]) -
     bad.write_text('{"type": "array", "contains": {}}')
     assert cli_convert.run_convert(parser.parse_args(["convert", str(bad)])) == 1
     assert "/contains" in capsys.readouterr().err
-    args = parser.parse_args(["convert", "--whitespace", "compact", "--no-additional-properties",
-                              str(schema_file)])
+    args = parser.parse_args(
+        ["convert", "--whitespace", "compact", "--no-additional-properties", str(schema_file)]
+    )
     assert cli_convert.run_convert(args) == 0

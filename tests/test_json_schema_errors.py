@@ -13,15 +13,21 @@ from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
 from schema_helpers import accepts
 
 UNSUPPORTED: list[tuple[Any, str]] = [
-    ({"type": "object", "properties": {"a": {"if": {"type": "string"}, "then": {}}}},
-     "/properties/a/if"),
+    (
+        {"type": "object", "properties": {"a": {"if": {"type": "string"}, "then": {}}}},
+        "/properties/a/if",
+    ),
     ({"type": "array", "contains": {"type": "integer"}}, "/contains"),
     ({"type": "array", "items": {"type": "array", "uniqueItems": True}}, "/items/uniqueItems"),
-    ({"$defs": {"x": {"dependentRequired": {"a": ["b"]}}}, "$ref": "#/$defs/x"},
-     "/$defs/x/dependentRequired"),
+    (
+        {"$defs": {"x": {"dependentRequired": {"a": ["b"]}}}, "$ref": "#/$defs/x"},
+        "/$defs/x/dependentRequired",
+    ),
     ({"anyOf": [{"type": "string"}, {"not": {"const": "x"}}]}, "/anyOf/1/not"),
-    ({"type": "object", "properties": {"p~/q": {"type": "string", "pattern": "(?=a)"}}},
-     "/properties/p~0~1q/pattern"),
+    (
+        {"type": "object", "properties": {"p~/q": {"type": "string", "pattern": "(?=a)"}}},
+        "/properties/p~0~1q/pattern",
+    ),
     ({"type": "string", "pattern": "(a)\\1"}, "/pattern"),
     ({"type": "string", "pattern": "a\\bc"}, "/pattern"),
     ({"type": "string", "pattern": "[z-a]"}, "/pattern"),

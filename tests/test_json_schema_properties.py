@@ -32,18 +32,39 @@ def test_sentences_validate(name: str, data: st.DataObject) -> None:
 
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-200, 200) | st.floats(-1e3, 1e3, allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-200, 200)
+    | st.floats(-1e3, 1e3, allow_nan=False)
     | st.text("ab-_é", max_size=4),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.sampled_from(["a", "b", "k", "v", "x-a", "age"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "k", "v", "x-a", "age"]), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
 RANDOM_VALUE_SCHEMAS = [
-    "type-list", "enum", "const", "min-max-length", "integer-range", "number-range",
-    "array-min-max", "prefix-items", "object-properties", "object-required", "additional-false",
-    "additional-schema", "additional-excludes-declared", "pattern-properties",
-    "min-max-properties", "any-of", "one-of-disjoint", "all-of", "not-type", "ref-recursive",
+    "type-list",
+    "enum",
+    "const",
+    "min-max-length",
+    "integer-range",
+    "number-range",
+    "array-min-max",
+    "prefix-items",
+    "object-properties",
+    "object-required",
+    "additional-false",
+    "additional-schema",
+    "additional-excludes-declared",
+    "pattern-properties",
+    "min-max-properties",
+    "any-of",
+    "one-of-disjoint",
+    "all-of",
+    "not-type",
+    "ref-recursive",
 ]
 
 
@@ -72,13 +93,15 @@ PERSON = {
 }
 
 _PERSON_FIELDS = {
-    "name": st.text(min_size=1, max_size=8).filter(lambda s: not any(
-        0xD800 <= ord(c) <= 0xDFFF for c in s)),
+    "name": st.text(min_size=1, max_size=8).filter(
+        lambda s: not any(0xD800 <= ord(c) <= 0xDFFF for c in s)
+    ),
     "age": st.integers(0, 130),
     "height": st.decimals("0.001", "2.5", places=3).map(float).filter(lambda x: x > 0),
     "tags": st.lists(st.sampled_from(["a", "b", "c"]), max_size=3),
     "email": st.from_regex(r"\A[a-z0-9.+]{1,5}@[a-z]{1,5}\.(com|org)\Z").filter(
-        lambda s: ".." not in s and not s.startswith(".") and ".@" not in s),
+        lambda s: ".." not in s and not s.startswith(".") and ".@" not in s
+    ),
 }
 
 

@@ -1,5 +1,5 @@
 """Regex -> grammar: tables, errors, and a differential test against Python's ``re.fullmatch``
-on the dialect both share (ASCII text without ``\\r``, so ``.``, ``\\s``, ``\\d``, ``\\w`` agree)."""
+on the dialect both share (ASCII text without ``\\r``: ``.``, ``\\s``, ``\\d``, ``\\w`` agree)."""
 
 from __future__ import annotations
 
@@ -91,8 +91,26 @@ def test_annex_b_brace_is_literal() -> None:
 # --- differential against re.fullmatch ------------------------------------------------------------
 
 ALPHABET = "ab0_ -.\n"
-_ATOMS = ["a", "b", "0", "\\.", "-", " ", ".", "\\d", "\\w", "\\s", "\\D", "\\W", "\\S",
-          "[ab]", "[^a]", "[a-c0]", "[\\d-]", "[^\\s]"]
+_ATOMS = [
+    "a",
+    "b",
+    "0",
+    "\\.",
+    "-",
+    " ",
+    ".",
+    "\\d",
+    "\\w",
+    "\\s",
+    "\\D",
+    "\\W",
+    "\\S",
+    "[ab]",
+    "[^a]",
+    "[a-c0]",
+    "[\\d-]",
+    "[^\\s]",
+]
 _QUANTS = ["", "", "", "*", "+", "?", "{2}", "{0,2}", "{1,}", "*?", "+?", "??", "{1,3}?"]
 
 

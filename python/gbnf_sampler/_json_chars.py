@@ -18,6 +18,7 @@ _NOT_RAW: Ranges = _rx.normalize([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C), (0xD
 _SURROGATES: Ranges = ((0xD800, 0xDFFF),)
 _BMP: Ranges = ((0, 0xFFFF),)
 
+
 def _hex_digit_class(lo: int, hi: int) -> str:
     """A GBNF class for the hex digits lo..hi (0..15), both cases."""
     if lo == hi and lo <= 9:

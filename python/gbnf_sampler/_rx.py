@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Union
 
 MAX_CODEPOINT = 0x10FFFF
 MAX_REPEAT = 1_000_000
@@ -84,7 +83,7 @@ class Anchor:
     kind: str
 
 
-Node = Union[Chars, Seq, Alt, Rep, Anchor]
+Node = Chars | Seq | Alt | Rep | Anchor
 
 EMPTY = Seq(())
 NEVER = Alt(())
@@ -136,20 +135,24 @@ def length_bounds(node: Node) -> tuple[int, int | None]:
         return (0, 0)
     if isinstance(node, Seq):
         lo, hi = 0, 0
+        bounded = True
         for item in node.items:
             a, b = length_bounds(item)
             lo += a
-            hi = None if hi is None or b is None else hi + b
-        return lo, hi
+            bounded = bounded and b is not None
+            hi += b or 0
+        return lo, hi if bounded else None
     if isinstance(node, Alt):
         if not node.items:
             return (0, 0)
         bounds = [length_bounds(i) for i in node.items]
-        his = [b for _, b in bounds]
-        return min(a for a, _ in bounds), None if None in his else max(h for h in his if h is not None)
-    a, b = length_bounds(node.item)
-    hi = None if node.max is None or b is None else b * node.max
-    return a * node.min, (0 if b == 0 else hi)
+        his = [b for _, b in bounds if b is not None]
+        return min(a for a, _ in bounds), max(his) if len(his) == len(bounds) else None
+    item_lo, item_hi = length_bounds(node.item)
+    if item_hi == 0:
+        return 0, 0
+    top = None if node.max is None or item_hi is None else item_hi * node.max
+    return item_lo * node.min, top
 
 
 # --- GBNF printing -------------------------------------------------------------------------------

@@ -80,8 +80,9 @@ def array_rule(conv: Converter, flat: dict[str, Any], path: str, depth: int) -> 
     return _wrap(conv, body, "[]", lo == 0, depth, hint)
 
 
-def _elements(prefix: list[str], item: str | None, j: int, lo: int, hi: int | None,
-              sep: str) -> str:
+def _elements(
+    prefix: list[str], item: str | None, j: int, lo: int, hi: int | None, sep: str
+) -> str:
     """Elements from index j on (j > 0: a separator comes first), lo..hi elements in all."""
     if hi is not None and j >= hi:
         return '""'
@@ -112,8 +113,13 @@ class Member:
 
 
 def _hint_for(path: str, kind: str) -> str:
-    tokens = [t for t in path.split("/")[1:] if not t.isdigit() and t not in
-              ("properties", "items", "prefixItems", "anyOf", "oneOf", "$defs", "definitions")]
+    tokens = [
+        t
+        for t in path.split("/")[1:]
+        if not t.isdigit()
+        and t
+        not in ("properties", "items", "prefixItems", "anyOf", "oneOf", "$defs", "definitions")
+    ]
     return tokens[-1] if tokens else kind
 
 
@@ -121,8 +127,11 @@ def _key_literal(name: str) -> str:
     import json
 
     forms = dict.fromkeys([json.dumps(name, ensure_ascii=False), json.dumps(name)])
-    return " | ".join(_rx.literal_gbnf(f) for f in forms) if len(forms) == 1 else \
-        "(" + " | ".join(_rx.literal_gbnf(f) for f in forms) + ")"
+    return (
+        " | ".join(_rx.literal_gbnf(f) for f in forms)
+        if len(forms) == 1
+        else "(" + " | ".join(_rx.literal_gbnf(f) for f in forms) + ")"
+    )
 
 
 def _pattern_schemas(flat: dict[str, Any], name: str, path: str) -> list[tuple[str, Any]]:
@@ -132,8 +141,10 @@ def _pattern_schemas(flat: dict[str, Any], name: str, path: str) -> list[tuple[s
             if re.search(pat, name):
                 out.append((pat, sub))
         except re.error:
-            raise Unsupported(f"patternProperties pattern {pat!r} is not a valid regex",
-                              pointer(path, "patternProperties", pat)) from None
+            raise Unsupported(
+                f"patternProperties pattern {pat!r} is not a valid regex",
+                pointer(path, "patternProperties", pat),
+            ) from None
     return out
 
 
@@ -141,19 +152,18 @@ def _trivial(schema: Any) -> bool:
     return schema is True or (isinstance(schema, dict) and not (set(schema) - ANNOTATIONS))
 
 
-def _members(conv: Converter, flat: dict[str, Any], path: str, depth: int,
-             default_addl: Any) -> list[Member] | None:
+def _members(
+    conv: Converter, flat: dict[str, Any], path: str, depth: int, default_addl: Any
+) -> list[Member] | None:
     props = flat.get("properties") or {}
     required = [r for r in flat.get("required", []) if isinstance(r, str)]
     addl = flat.get("additionalProperties", default_addl)
     out: list[Member] = []
     names = list(props) + [r for r in dict.fromkeys(required) if r not in props]
     for name in names:
-        sub_path = pointer(path, "properties", name) if name in props else \
-            pointer(path, "required")
+        sub_path = pointer(path, "properties", name) if name in props else pointer(path, "required")
         matches = _pattern_schemas(flat, name, path)
-        schema: Any = props[name] if name in props else (
-            True if matches else addl)
+        schema: Any = props.get(name, True if matches else addl)
         parts = [schema] + [s for _, s in matches]
         parts = [p for p in parts if not _trivial(p)]
         combined: Any = True if not parts else parts[0] if len(parts) == 1 else {"allOf": parts}
@@ -166,8 +176,14 @@ def _members(conv: Converter, flat: dict[str, Any], path: str, depth: int,
     return out
 
 
-def _extra(conv: Converter, flat: dict[str, Any], path: str, depth: int, default_addl: Any,
-           declared: list[str]) -> str | None:
+def _extra(
+    conv: Converter,
+    flat: dict[str, Any],
+    path: str,
+    depth: int,
+    default_addl: Any,
+    declared: list[str],
+) -> str | None:
     """GBNF for one additional member (key, colon, value), or None when none is allowed."""
     addl = flat.get("additionalProperties", default_addl)
     if "unevaluatedProperties" in flat and "additionalProperties" not in flat:
@@ -177,17 +193,23 @@ def _extra(conv: Converter, flat: dict[str, Any], path: str, depth: int, default
     options: list[str] = []
     nontrivial = {p: s for p, s in patterns.items() if not _trivial(s)}
     if nontrivial and addl is not False:
-        raise Unsupported("patternProperties together with additional properties allowed "
-                          "(keys matching no pattern cannot be told apart)",
-                          pointer(path, "patternProperties"))
+        raise Unsupported(
+            "patternProperties together with additional properties allowed "
+            "(keys matching no pattern cannot be told apart)",
+            pointer(path, "patternProperties"),
+        )
     if len({repr(s) for s in nontrivial.values()}) > 1:
-        raise Unsupported("patternProperties with different schemas per pattern",
-                          pointer(path, "patternProperties"))
+        raise Unsupported(
+            "patternProperties with different schemas per pattern",
+            pointer(path, "patternProperties"),
+        )
     for name in declared:
         for pat, sub in _pattern_schemas(flat, name, path):
             if not _trivial(sub):
-                raise Unsupported(f"property {name!r} also matches patternProperties {pat!r}",
-                                  pointer(path, "patternProperties", pat))
+                raise Unsupported(
+                    f"property {name!r} also matches patternProperties {pat!r}",
+                    pointer(path, "patternProperties", pat),
+                )
     if addl is not False:
         key = _additional_key(conv, flat, path, declared)
         value = conv.value(addl, pointer(path, "additionalProperties"), depth + 1)
@@ -200,21 +222,27 @@ def _extra(conv: Converter, flat: dict[str, Any], path: str, depth: int, default
                 continue
             key = conv.pattern_key(pat, pointer(path, "patternProperties", pat))
             if declared:
-                raise Unsupported("patternProperties alongside declared properties with "
-                                  "additionalProperties false", pointer(path, "patternProperties"))
+                raise Unsupported(
+                    "patternProperties alongside declared properties with "
+                    "additionalProperties false",
+                    pointer(path, "patternProperties"),
+                )
             options.append(f"{key} {colon} {value}")
     if not options:
         return None
     return conv.rules.add(_hint_for(path, "object") + "-extra", " | ".join(options))
 
 
-def _additional_key(conv: Converter, flat: dict[str, Any], path: str,
-                    declared: list[str]) -> str | None:
+def _additional_key(
+    conv: Converter, flat: dict[str, Any], path: str, declared: list[str]
+) -> str | None:
     names_schema = flat.get("propertyNames", True)
     if not _trivial(names_schema):
         if declared:
-            raise Unsupported("propertyNames with declared properties and additional properties",
-                              pointer(path, "propertyNames"))
+            raise Unsupported(
+                "propertyNames with declared properties and additional properties",
+                pointer(path, "propertyNames"),
+            )
         return conv.key_string(names_schema, pointer(path, "propertyNames"))
     if not declared:
         return conv.rules.fixed("string", f'"\\"" {string_body(conv.rules)}')
@@ -253,13 +281,15 @@ def _validate_names(flat: dict[str, Any], names: list[str], path: str) -> None:
     pattern = names_schema.get("pattern")
     for name in names:
         if isinstance(pattern, str) and re.search(pattern, name) is None:
-            raise Unsupported(f"declared property {name!r} does not satisfy propertyNames",
-                              pointer(path, "propertyNames"))
+            raise Unsupported(
+                f"declared property {name!r} does not satisfy propertyNames",
+                pointer(path, "propertyNames"),
+            )
 
 
 def object_rule(conv: Converter, flat: dict[str, Any], path: str, depth: int) -> str | None:
     option = conv.options.additional_properties
-    default_addl: Any = False if option is False else True
+    default_addl: Any = option is not False
     members = _members(conv, flat, path, depth, default_addl)
     if members is None:
         return None
@@ -281,8 +311,16 @@ def object_rule(conv: Converter, flat: dict[str, Any], path: str, depth: int) ->
 class _ObjectMachine:
     """Rule (i, k): members from declared property i on, k members (saturating) written."""
 
-    def __init__(self, conv: Converter, members: list[Member], extra: str | None, lo: int,
-                 hi: int | None, depth: int, hint: str) -> None:
+    def __init__(
+        self,
+        conv: Converter,
+        members: list[Member],
+        extra: str | None,
+        lo: int,
+        hi: int | None,
+        depth: int,
+        hint: str,
+    ) -> None:
         self.conv = conv
         self.members = members
         self.extra = extra
@@ -314,7 +352,9 @@ class _ObjectMachine:
         if self.hi is None or k < self.hi:
             rest = self.state(i + 1, min(k + 1, self.cap))
             if rest != NEVER:
-                take = f"{lead}{m.key} {self.colon} {m.value}" + ("" if rest == '""' else f" {rest}")
+                take = f"{lead}{m.key} {self.colon} {m.value}" + (
+                    "" if rest == '""' else f" {rest}"
+                )
         skip = NEVER if m.required else self.state(i + 1, k)
         if take != NEVER and skip == '""':
             return f"({take})?"
@@ -327,8 +367,9 @@ class _ObjectMachine:
             return '""' if need == 0 else NEVER
         if k > 0:
             return _quant(f"{self.sep} {self.extra}", need, room)
-        tail = _quant(f"{self.sep} {self.extra}", max(0, need - 1),
-                      None if room is None else room - 1)
+        tail = _quant(
+            f"{self.sep} {self.extra}", max(0, need - 1), None if room is None else room - 1
+        )
         one = f"{self.extra} {tail}" if tail != '""' else self.extra
         return one if need >= 1 else f"({one})?"
 

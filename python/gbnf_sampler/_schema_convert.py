@@ -48,8 +48,19 @@ UNSUPPORTED = {
     "__conflicts__": "conflicting keywords under allOf",
 }
 _HINT_SKIP = {
-    "properties", "items", "prefixItems", "anyOf", "oneOf", "allOf", "$defs", "definitions",
-    "additionalProperties", "patternProperties", "$ref", "not", "additionalItems",
+    "properties",
+    "items",
+    "prefixItems",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$defs",
+    "definitions",
+    "additionalProperties",
+    "patternProperties",
+    "$ref",
+    "not",
+    "additionalItems",
 }
 
 
@@ -97,8 +108,7 @@ class Converter:
         self.options = options
         self.resolver = Resolver(root)
         self.rules = Rules()
-        self.layout = Layout(self.rules, options.whitespace, options.max_whitespace,
-                             options.indent)
+        self.layout = Layout(self.rules, options.whitespace, options.max_whitespace, options.indent)
         self.ref_rules: dict[tuple[str, int], str | None] = {}
         self.nesting = 0
         self.notes: list[str] = []
@@ -128,8 +138,7 @@ class Converter:
         self.nesting += 1
         try:
             if self.nesting > MAX_NESTING:
-                raise SchemaError("schema nesting too deep (recursion through allOf/anyOf?)",
-                                  path)
+                raise SchemaError("schema nesting too deep (recursion through allOf/anyOf?)", path)
             flat = self.flatten(schema, path, ())
             return self.flat_value(flat, path, depth)
         finally:
@@ -193,8 +202,11 @@ class Converter:
             sub = pointer(path, key, i)
             if meaningful:
                 branch = merge(meaningful, self.flatten(branch, sub, ()), sub)
-                expr = self.flat_value(branch, sub, depth) if not isinstance(branch, bool) \
+                expr = (
+                    self.flat_value(branch, sub, depth)
+                    if not isinstance(branch, bool)
                     else self.value(branch, sub, depth)
+                )
             else:
                 expr = self.value(branch, sub, depth)
             if expr is not None and expr not in exprs:
@@ -226,8 +238,9 @@ class Converter:
             return None
         return exprs[0] if len(exprs) == 1 else self.rules.add(hint, " | ".join(exprs))
 
-    def relaxed_type_rule(self, t: str, flat: dict[str, Any], path: str, depth: int,
-                          hint: str) -> str | None:
+    def relaxed_type_rule(
+        self, t: str, flat: dict[str, Any], path: str, depth: int, hint: str
+    ) -> str | None:
         """``type_rule``, dropping (strict=False) each keyword it cannot compile."""
         for _ in range(len(flat) + 1):
             try:
@@ -240,7 +253,9 @@ class Converter:
                 flat = smaller
         raise SchemaError("cannot relax the schema", path)
 
-    def type_rule(self, t: str, flat: dict[str, Any], path: str, depth: int, hint: str) -> str | None:
+    def type_rule(
+        self, t: str, flat: dict[str, Any], path: str, depth: int, hint: str
+    ) -> str | None:
         if t == "null":
             return '"null"'
         if t == "boolean":
@@ -261,8 +276,9 @@ class Converter:
             out.pop("uniqueItems")
         for key in list(out):
             if key in UNSUPPORTED:
-                err = Unsupported(f"{UNSUPPORTED[key]} cannot be expressed as a grammar",
-                                  pointer(path, key))
+                err = Unsupported(
+                    f"{UNSUPPORTED[key]} cannot be expressed as a grammar", pointer(path, key)
+                )
                 self.unsupported(err)
                 out.pop(key)
         return out
@@ -279,8 +295,11 @@ class Converter:
                 return set()
             else:
                 sub = pointer(path, "not") if "not" in flat else pointer(path, "allOf", i)
-                self.unsupported(Unsupported("not (beyond excluding types) cannot be expressed "
-                                             "as a grammar", sub))
+                self.unsupported(
+                    Unsupported(
+                        "not (beyond excluding types) cannot be expressed as a grammar", sub
+                    )
+                )
         return types
 
     # --- enum / const ---------------------------------------------------------------------------
@@ -320,7 +339,8 @@ class Converter:
             if not v:
                 return lay.empty("{}")
             members = f" {sep} ".join(
-                f"{self.literal_value(k, depth + 1)} {lay.colon()} {self.literal_value(x, depth + 1)}"
+                f"{self.literal_value(k, depth + 1)} {lay.colon()} "
+                f"{self.literal_value(x, depth + 1)}"
                 for k, x in v.items()
             )
             return f"{lay.open('{', d)} {members} {lay.close('}', d)}"
@@ -340,8 +360,9 @@ class Converter:
     def key_string(self, schema: Any, path: str) -> str | None:
         """A rule for object keys allowed by ``schema`` (a string schema)."""
         if schema is True or schema == {}:
-            return regex_string(self.rules, _rx.Rep(_rx.Chars(((0, _rx.MAX_CODEPOINT),)), 0, None),
-                                "key")
+            return regex_string(
+                self.rules, _rx.Rep(_rx.Chars(((0, _rx.MAX_CODEPOINT),)), 0, None), "key"
+            )
         if schema is False:
             return None
         flat = self.flatten(schema, path, ())
@@ -416,7 +437,9 @@ def _signature(branch: Any) -> tuple[set[str] | None, set[str] | None, dict[str,
         values = {value_key(branch["const"])}
     elif isinstance(branch.get("enum"), list):
         values = {value_key(v) for v in branch["enum"]}
-    required = set(branch.get("required", [])) if isinstance(branch.get("required"), list) else set()
+    required = (
+        set(branch.get("required", [])) if isinstance(branch.get("required"), list) else set()
+    )
     tags: dict[str, set[str]] = {}
     for name, sub in (branch.get("properties") or {}).items():
         if name in required and isinstance(sub, dict):

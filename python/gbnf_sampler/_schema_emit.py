@@ -162,7 +162,7 @@ def regex_string(rules: Rules, node: Node, hint: str) -> str:
     if node == _rx.NEVER:
         raise ValueError("empty string language")
     body = _rx.to_gbnf(node, rules.json_chars, top=False) if node != _rx.EMPTY else ""
-    return rules.add(hint, f'"\\"" {body} "\\""'.replace('  ', ' '))
+    return rules.add(hint, f'"\\"" {body} "\\""'.replace("  ", " "))
 
 
 def any_value(rules: Rules, layout: Layout, depth: int) -> str:

@@ -23,7 +23,11 @@ INTEGER: Node = _rx.seq(
     _rx.alt(_rx.char(0x30), _rx.seq(Chars(((0x31, 0x39),)), DIGITS)),
 )
 FRACTION: Node = _rx.seq(_rx.char(0x2E), _rx.Rep(DIGIT, 1, None))
-EXPONENT: Node = _rx.seq(Chars(((0x45, 0x45), (0x65, 0x65))), _rx.rep(Chars(((0x2B, 0x2B), (0x2D, 0x2D))), 0, 1), _rx.Rep(DIGIT, 1, None))
+EXPONENT: Node = _rx.seq(
+    Chars(((0x45, 0x45), (0x65, 0x65))),
+    _rx.rep(Chars(((0x2B, 0x2B), (0x2D, 0x2D))), 0, 1),
+    _rx.Rep(DIGIT, 1, None),
+)
 NUMBER: Node = _rx.seq(INTEGER, _rx.rep(FRACTION, 0, 1), _rx.rep(EXPONENT, 0, 1))
 
 
@@ -158,7 +162,9 @@ def _positive_le(hi: str, hi_inc: bool) -> Frac:
 def _with_point(frac: Frac) -> Node:
     empty_ok, node = frac
     dotted = NEVER if node == NEVER else _rx.seq(_rx.char(0x2E), node)
-    return _rx.alt(EMPTY, dotted) if empty_ok and dotted != NEVER else (EMPTY if empty_ok else dotted)
+    return (
+        _rx.alt(EMPTY, dotted) if empty_ok and dotted != NEVER else (EMPTY if empty_ok else dotted)
+    )
 
 
 def _split(x: Decimal) -> tuple[int, str]:
@@ -181,7 +187,9 @@ def magnitude_range(lo: Decimal, lo_inc: bool, hi: Decimal | None, hi_inc: bool)
         )
     hi_i, hi_f = _split(hi)
     if lo_i == hi_i:
-        return _rx.seq(_rx.literal(str(lo_i)), _with_point(_frac_between(lo_f, lo_inc, hi_f, hi_inc)))
+        return _rx.seq(
+            _rx.literal(str(lo_i)), _with_point(_frac_between(lo_f, lo_inc, hi_f, hi_inc))
+        )
     options = [_rx.seq(_rx.literal(str(lo_i)), _with_point(_frac_ge(lo_f, lo_inc)))]
     middle = natural_range(lo_i + 1, hi_i - 1)
     if middle != NEVER:
@@ -190,9 +198,7 @@ def magnitude_range(lo: Decimal, lo_inc: bool, hi: Decimal | None, hi_inc: bool)
     return _rx.alt(*(o for o in options if o != NEVER))
 
 
-def number_range(
-    lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: bool
-) -> Node:
+def number_range(lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: bool) -> Node:
     """JSON numbers (no exponent) in the interval; None: unbounded on that side."""
     if lo is not None and hi is not None and (lo > hi or (lo == hi and not (lo_inc and hi_inc))):
         return NEVER

@@ -119,8 +119,10 @@ class Resolver:
         if uri in self.anchors:
             return self.anchors[uri]
         if doc not in self.by_uri:
-            raise SchemaError(f"cannot resolve $ref {uri!r} (only references inside the "
-                              "document are supported)", path)
+            raise SchemaError(
+                f"cannot resolve $ref {uri!r} (only references inside the document are supported)",
+                path,
+            )
         _, base_ptr = self.by_uri[doc]
         if not frag:
             return self.by_uri[doc][0], base_ptr
@@ -183,10 +185,11 @@ def _merge_types(a: dict[str, Any], b: dict[str, Any], out: dict[str, Any]) -> N
     ta, tb = type_set(a), type_set(b)
     if ta is None and tb is None:
         return
-    both = tb if ta is None else ta if tb is None else ta & tb
-    if ta is not None and tb is not None and "number" in ta and "number" in tb:
-        both.add("number")
-    out["type"] = _type_value(both)
+    if ta is None or tb is None:
+        both = ta if tb is None else tb
+    else:
+        both = ta & tb
+    out["type"] = _type_value(both or set())
 
 
 def _merge_values(a: dict[str, Any], b: dict[str, Any], out: dict[str, Any]) -> None:

@@ -69,19 +69,26 @@ def constrain_length(node: Node, lo: int, hi: int | None, path: str) -> Node:
     if isinstance(node, _rx.Rep) and isinstance(node.item, Chars):
         return _bounded_rep(node, 0, lo, hi)
     if isinstance(node, _rx.Seq):
-        variable = [i for i, item in enumerate(node.items) if _rx.length_bounds(item)[0] !=
-                    _rx.length_bounds(item)[1]]
+        variable = [
+            i
+            for i, item in enumerate(node.items)
+            if _rx.length_bounds(item)[0] != _rx.length_bounds(item)[1]
+        ]
         if len(variable) == 1 and isinstance(node.items[variable[0]], _rx.Rep):
             rep_node = node.items[variable[0]]
             assert isinstance(rep_node, _rx.Rep)
             if isinstance(rep_node.item, Chars):
-                fixed = sum(_rx.length_bounds(i)[0] for i in node.items) - _rx.length_bounds(
-                    rep_node)[0]
+                fixed = (
+                    sum(_rx.length_bounds(i)[0] for i in node.items)
+                    - _rx.length_bounds(rep_node)[0]
+                )
                 items = list(node.items)
                 items[variable[0]] = _bounded_rep(rep_node, fixed, lo, hi)
                 return _rx.seq(*items)
-    raise Unsupported("pattern or format combined with minLength/maxLength in a way that "
-                      "cannot be expressed", path)  # path: the length keyword
+    raise Unsupported(
+        "pattern or format combined with minLength/maxLength in a way that cannot be expressed",
+        path,
+    )  # path: the length keyword
 
 
 def _bounded_rep(node: _rx.Rep, fixed: int, lo: int, hi: int | None) -> Node:
@@ -142,10 +149,16 @@ def _bounds(schema: dict[str, Any], path: str) -> tuple[Decimal | None, bool, De
 
 def _int_bounds(schema: dict[str, Any], path: str) -> tuple[int | None, int | None]:
     lo, lo_inc, hi, hi_inc = _bounds(schema, path)
-    ilo = None if lo is None else (math.floor(lo) + 1 if not lo_inc and lo == lo.to_integral()
-                                   else math.ceil(lo))
-    ihi = None if hi is None else (math.ceil(hi) - 1 if not hi_inc and hi == hi.to_integral()
-                                   else math.floor(hi))
+    ilo = (
+        None
+        if lo is None
+        else (math.floor(lo) + 1 if not lo_inc and lo == lo.to_integral() else math.ceil(lo))
+    )
+    ihi = (
+        None
+        if hi is None
+        else (math.ceil(hi) - 1 if not hi_inc and hi == hi.to_integral() else math.floor(hi))
+    )
     return ilo, ihi
 
 
@@ -166,8 +179,9 @@ def integer_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> 
     if lo is not None or hi is not None:
         raise Unsupported("multipleOf with a one-sided bound", f"{path}/multipleOf")
     if k > _schema_numbers.MAX_MULTIPLE_OF_STATES:
-        raise Unsupported(f"multipleOf above {_schema_numbers.MAX_MULTIPLE_OF_STATES}",
-                          f"{path}/multipleOf")
+        raise Unsupported(
+            f"multipleOf above {_schema_numbers.MAX_MULTIPLE_OF_STATES}", f"{path}/multipleOf"
+        )
     prefix = rules.reserve(f"{hint}-mod")
     expr, extra = _schema_numbers.multiple_of_rules(k, prefix)
     rules.define(prefix, expr)
@@ -210,8 +224,9 @@ def _decimal_multiple(
 ) -> str:
     places = -m.normalize().as_tuple().exponent  # type: ignore[operator]
     if m.normalize() != Decimal(1).scaleb(-places) or lo is not None or hi is not None:
-        raise Unsupported(f"multipleOf {m} on numbers (only 10^-n without bounds)",
-                          f"{path}/multipleOf")
+        raise Unsupported(
+            f"multipleOf {m} on numbers (only 10^-n without bounds)", f"{path}/multipleOf"
+        )
     frac = f'("." [0-9]{{1,{places}}} "0"*)?'
     return rules.add(hint, f'"-"? ("0" | [1-9] [0-9]*) {frac}')
 

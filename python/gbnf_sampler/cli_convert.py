@@ -22,17 +22,35 @@ def add_convert_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("source", help="schema file, '-' for stdin, or the regex with --regex")
     parser.add_argument("--regex", action="store_true", help="SOURCE is a regex (full match)")
-    parser.add_argument("--whitespace", choices=("flexible", "compact", "indent"),
-                        default="flexible", help="where whitespace may go (default: flexible)")
-    parser.add_argument("--max-whitespace", type=int, default=None,
-                        help="longest run of spaces/tabs in flexible mode")
-    parser.add_argument("--indent", type=int, default=2, help="indent width for --whitespace "
-                        "indent (default: 2)")
-    parser.add_argument("--no-strict", dest="strict", action="store_false",
-                        help="relax unsupported keywords (with a warning) instead of failing")
-    parser.add_argument("--no-additional-properties", dest="additional_properties",
-                        action="store_const", const=False, default=None,
-                        help="forbid properties a schema does not list (OpenAI strict mode)")
+    parser.add_argument(
+        "--whitespace",
+        choices=("flexible", "compact", "indent"),
+        default="flexible",
+        help="where whitespace may go (default: flexible)",
+    )
+    parser.add_argument(
+        "--max-whitespace",
+        type=int,
+        default=None,
+        help="longest run of spaces/tabs in flexible mode",
+    )
+    parser.add_argument(
+        "--indent", type=int, default=2, help="indent width for --whitespace indent (default: 2)"
+    )
+    parser.add_argument(
+        "--no-strict",
+        dest="strict",
+        action="store_false",
+        help="relax unsupported keywords (with a warning) instead of failing",
+    )
+    parser.add_argument(
+        "--no-additional-properties",
+        dest="additional_properties",
+        action="store_const",
+        const=False,
+        default=None,
+        help="forbid properties a schema does not list (OpenAI strict mode)",
+    )
     return parser
 
 

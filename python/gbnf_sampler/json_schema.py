@@ -13,15 +13,16 @@ chosen mode:
 * ``"indent"``: exactly ``json.dumps(value, indent=indent)`` layout (indentation stops growing
   past depth 32).
 
-Keywords: type (incl. lists; OpenAPI's ``nullable`` is not JSON Schema and is ignored), enum, const, properties, required,
-additionalProperties, unevaluatedProperties (as additionalProperties), patternProperties,
-propertyNames, min/maxProperties, $ref ($defs/definitions, JSON pointers, $id, $anchor),
-anyOf, oneOf, allOf (merged), not (of types), items, prefixItems, draft-4 tuple items +
-additionalItems, min/maxItems, min/maxLength, pattern, format, minimum/maximum (inclusive and
-exclusive, all drafts), multipleOf (integers; 10^-n for numbers, checked
-exactly in decimal: ``jsonschema``'s float division disagrees on values such as -0.07). Not expressible (SchemaError
-when strict): if/then/else, contains, uniqueItems, dependencies/dependentSchemas/
-dependentRequired, unevaluatedItems, $dynamicRef/$recursiveRef, ``not`` beyond types.
+Keywords: type (incl. lists; OpenAPI's ``nullable`` is not JSON Schema and is ignored), enum,
+const, properties, required, additionalProperties, unevaluatedProperties (as
+additionalProperties), patternProperties, propertyNames, min/maxProperties, $ref
+($defs/definitions, JSON pointers, $id, $anchor), anyOf, oneOf, allOf (merged), not (of types),
+items, prefixItems, draft-4 tuple items + additionalItems, min/maxItems, min/maxLength, pattern,
+format, minimum/maximum (inclusive and exclusive, all drafts), multipleOf (integers; 10^-n for
+numbers, checked exactly in decimal: ``jsonschema``'s float division disagrees on values such as
+-0.07). Not expressible (SchemaError when strict): if/then/else, contains, uniqueItems,
+dependencies/dependentSchemas/dependentRequired, unevaluatedItems, $dynamicRef/$recursiveRef,
+``not`` beyond types.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ._rx import literal_gbnf
 from ._schema_convert import Converter, Options, SchemaWarning
 from ._schema_emit import DEFAULT_MAX_WHITESPACE, Layout, Rules, any_value
-from ._rx import literal_gbnf
 from .errors import SchemaError
 
 TOOLS_BASE = "https://gbnf-sampler.invalid/tools/"
@@ -48,8 +49,9 @@ def _load(schema: Any) -> Any:
         return schema.model_json_schema()
     if isinstance(schema, (Mapping, bool)):
         return _plain(schema)
-    raise TypeError(f"schema must be a dict, JSON text or a Pydantic model class, "
-                    f"not {type(schema).__name__}")
+    raise TypeError(
+        f"schema must be a dict, JSON text or a Pydantic model class, not {type(schema).__name__}"
+    )
 
 
 def _plain(value: Any) -> Any:
@@ -61,8 +63,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _converter(schema: Any, whitespace: str, max_whitespace: int, strict: bool,
-               additional_properties: bool | None, indent: int) -> Converter:
+def _converter(
+    schema: Any,
+    whitespace: str,
+    max_whitespace: int,
+    strict: bool,
+    additional_properties: bool | None,
+    indent: int,
+) -> Converter:
     options = Options(whitespace, max_whitespace, strict, additional_properties, indent)
     return Converter(_load(schema), options)
 
@@ -126,12 +134,14 @@ def _call_schema(tools: list[Any], only: str | None) -> dict[str, Any]:
             continue
         if isinstance(params, dict):
             params = {**params, "$id": f"{TOOLS_BASE}{i}.json"}
-        calls.append({
-            "type": "object",
-            "properties": {"name": {"const": name}, "arguments": params},
-            "required": ["name", "arguments"],
-            "additionalProperties": False,
-        })
+        calls.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": name}, "arguments": params},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
     if not calls:
         raise SchemaError(f"no tool named {only!r}" if only else "no tools given", "")
     return {"anyOf": calls} if len(calls) > 1 else calls[0]
@@ -144,7 +154,7 @@ def tools_to_gbnf(tools: list[Any], tool_choice: Any = "auto", **options: Any) -
     start with ``{`` or ``[``), ``"required"`` (calls only), ``"none"`` (text only), or
     ``{"type": "function", "function": {"name": ...}}`` (one call of that tool).
     """
-    text = 'text ::= [^{\\[] [\\x00-\\U0010FFFF]*\n'
+    text = "text ::= [^{\\[] [\\x00-\\U0010FFFF]*\n"
     if tool_choice == "none":
         return "root ::= text?\n" + text
     only = None
@@ -159,8 +169,11 @@ def tools_to_gbnf(tools: list[Any], tool_choice: Any = "auto", **options: Any) -
     grammar = schema_to_gbnf(schema, **options)
     if tool_choice != "auto":
         return grammar
-    body = grammar.replace("root ::= ", "tool-calls-root ::= ", 1) if grammar.startswith("root ::= ") \
+    body = (
+        grammar.replace("root ::= ", "tool-calls-root ::= ", 1)
+        if grammar.startswith("root ::= ")
         else grammar
+    )
     return "root ::= tool-calls-root | text\n" + text + body
 
 
