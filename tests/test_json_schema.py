@@ -231,6 +231,22 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{}, {"x-a": 1, "x-b": 2}],
         [{"y": 1}, {"x-a": "1"}],
     ),
+    "pattern-properties-open": ({"type": "object", "properties": {"x-id": {"type": "string"}},
+                                 "patternProperties": {"^x-": {"type": "integer"}, "n$": {
+                                     "type": "integer", "minimum": 5}}},
+                                [{}, {"x-a": 1, "b": "any"}, {"an": 5, "x-n": 7}, {"q": [None]}],
+                                [{"x-a": "1"}, {"an": 4}, {"x-n": 4}, {"x-id": 1}, {"x-id": "s"},
+                                 {"b": 1, "x-a": "1"}]),
+    "pattern-properties-declared-match": ({"type": "object", "properties": {"x-a": {
+                                           "maximum": 3}}, "patternProperties": {"^x-": {
+                                           "type": "integer"}}, "additionalProperties": False},
+                                          [{"x-a": 3}, {"x-a": 1, "x-b": 9}, {"x-b": 100}],
+                                          [{"x-a": 4}, {"x-a": "s"}, {"y": 1}]),
+    "property-names-with-declared": ({"type": "object", "properties": {"id": {"type":
+                                      "integer"}, "BAD": {}}, "propertyNames": {"pattern":
+                                      "^[a-z]+$"}},
+                                     [{"id": 1}, {"id": 1, "zz": "q"}, {"other": 2}],
+                                     [{"BAD": 1}, {"Zz": 1}, {"id": "1"}]),
     "property-names": (
         {"type": "object", "propertyNames": {"pattern": "^[a-z]+$", "maxLength": 3}},
         [{}, {"abc": 1, "d": [2]}],

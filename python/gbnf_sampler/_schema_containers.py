@@ -9,15 +9,13 @@ names (a state machine: rule (i, k) = "property i is next, k members written so 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import _rx
-from ._json_chars import ANY_JSON_CHAR
-from ._schema_emit import string_body
-from ._schema_refs import ANNOTATIONS, escape_pointer
-from ._schema_scalars import Unsupported, kw_int, pointer
+from ._schema_keys import KeySpace, trivial
+from ._schema_refs import escape_pointer
+from ._schema_scalars import kw_int, pointer
 
 if TYPE_CHECKING:
     from ._schema_convert import Converter
@@ -134,40 +132,20 @@ def _key_literal(name: str) -> str:
     )
 
 
-def _pattern_schemas(flat: dict[str, Any], name: str, path: str) -> list[tuple[str, Any]]:
-    out = []
-    for pat, sub in (flat.get("patternProperties") or {}).items():
-        try:
-            if re.search(pat, name):
-                out.append((pat, sub))
-        except re.error:
-            raise Unsupported(
-                f"patternProperties pattern {pat!r} is not a valid regex",
-                pointer(path, "patternProperties", pat),
-            ) from None
-    return out
-
-
-def _trivial(schema: Any) -> bool:
-    return schema is True or (isinstance(schema, dict) and not (set(schema) - ANNOTATIONS))
-
-
 def _members(
-    conv: Converter, flat: dict[str, Any], path: str, depth: int, default_addl: Any
+    conv: Converter, flat: dict[str, Any], path: str, depth: int, keys: KeySpace, addl: Any
 ) -> list[Member] | None:
     props = flat.get("properties") or {}
     required = [r for r in flat.get("required", []) if isinstance(r, str)]
-    addl = flat.get("additionalProperties", default_addl)
     out: list[Member] = []
     names = list(props) + [r for r in dict.fromkeys(required) if r not in props]
     for name in names:
         sub_path = pointer(path, "properties", name) if name in props else pointer(path, "required")
-        matches = _pattern_schemas(flat, name, path)
+        matches = keys.pattern_schemas(name)
         schema: Any = props.get(name, True if matches else addl)
-        parts = [schema] + [s for _, s in matches]
-        parts = [p for p in parts if not _trivial(p)]
+        parts = [p for p in [schema, *matches] if not trivial(p)]
         combined: Any = True if not parts else parts[0] if len(parts) == 1 else {"allOf": parts}
-        expr = conv.value(combined, sub_path, depth + 1)
+        expr = conv.value(combined, sub_path, depth + 1) if keys.name_allowed(name) else None
         if expr is None:
             if name in required:
                 return None
@@ -176,127 +154,26 @@ def _members(
     return out
 
 
-def _extra(
-    conv: Converter,
-    flat: dict[str, Any],
-    path: str,
-    depth: int,
-    default_addl: Any,
-    declared: list[str],
-) -> str | None:
-    """GBNF for one additional member (key, colon, value), or None when none is allowed."""
-    addl = flat.get("additionalProperties", default_addl)
-    if "unevaluatedProperties" in flat and "additionalProperties" not in flat:
-        addl = flat["unevaluatedProperties"]
-    patterns = flat.get("patternProperties") or {}
-    colon = conv.layout.colon()
-    options: list[str] = []
-    nontrivial = {p: s for p, s in patterns.items() if not _trivial(s)}
-    if nontrivial and addl is not False:
-        raise Unsupported(
-            "patternProperties together with additional properties allowed "
-            "(keys matching no pattern cannot be told apart)",
-            pointer(path, "patternProperties"),
-        )
-    if len({repr(s) for s in nontrivial.values()}) > 1:
-        raise Unsupported(
-            "patternProperties with different schemas per pattern",
-            pointer(path, "patternProperties"),
-        )
-    for name in declared:
-        for pat, sub in _pattern_schemas(flat, name, path):
-            if not _trivial(sub):
-                raise Unsupported(
-                    f"property {name!r} also matches patternProperties {pat!r}",
-                    pointer(path, "patternProperties", pat),
-                )
-    if addl is not False:
-        key = _additional_key(conv, flat, path, declared)
-        value = conv.value(addl, pointer(path, "additionalProperties"), depth + 1)
-        if key is not None and value is not None:
-            options.append(f"{key} {colon} {value}")
-    else:
-        for pat, sub in patterns.items():
-            value = conv.value(sub, pointer(path, "patternProperties", pat), depth + 1)
-            if value is None:
-                continue
-            key = conv.pattern_key(pat, pointer(path, "patternProperties", pat))
-            if declared:
-                raise Unsupported(
-                    "patternProperties alongside declared properties with "
-                    "additionalProperties false",
-                    pointer(path, "patternProperties"),
-                )
-            options.append(f"{key} {colon} {value}")
-    if not options:
-        return None
-    return conv.rules.add(_hint_for(path, "object") + "-extra", " | ".join(options))
-
-
-def _additional_key(
-    conv: Converter, flat: dict[str, Any], path: str, declared: list[str]
-) -> str | None:
-    names_schema = flat.get("propertyNames", True)
-    if not _trivial(names_schema):
-        if declared:
-            raise Unsupported(
-                "propertyNames with declared properties and additional properties",
-                pointer(path, "propertyNames"),
-            )
-        return conv.key_string(names_schema, pointer(path, "propertyNames"))
-    if not declared:
-        return conv.rules.fixed("string", f'"\\"" {string_body(conv.rules)}')
-    return _excluded_key(conv, declared)
-
-
-def _excluded_key(conv: Converter, names: list[str]) -> str:
-    """A JSON string whose decoded value is none of ``names`` (a trie of rules)."""
-    trie: dict[str, Any] = {}
-    for name in names:
-        node = trie
-        for c in name:
-            node = node.setdefault(c, {})
-        node[""] = {}
-    rules = conv.rules
-    tail = string_body(rules)
-
-    def build(node: dict[str, Any]) -> str:
-        children = sorted(c for c in node if c)
-        options = [] if "" in node else ['"\\""']
-        for c in children:
-            options.append(f"{rules.json_chars(((ord(c), ord(c)),))} {build(node[c])}")
-        others = _rx.subtract(ANY_JSON_CHAR, _rx.normalize((ord(c), ord(c)) for c in children))
-        options.append(f"{rules.json_chars(others)} {tail}")
-        return rules.add("other-key", " | ".join(options))
-
-    return rules.add("other-key", f'"\\"" {build(trie)}')
-
-
-def _validate_names(flat: dict[str, Any], names: list[str], path: str) -> None:
-    names_schema = flat.get("propertyNames", True)
-    if _trivial(names_schema) or names_schema is False:
-        return
-    if not isinstance(names_schema, dict):
-        return
-    pattern = names_schema.get("pattern")
-    for name in names:
-        if isinstance(pattern, str) and re.search(pattern, name) is None:
-            raise Unsupported(
-                f"declared property {name!r} does not satisfy propertyNames",
-                pointer(path, "propertyNames"),
-            )
+def _additional(conv: Converter, flat: dict[str, Any]) -> Any:
+    """The schema for properties matching neither a declared name nor a pattern."""
+    if "additionalProperties" in flat:
+        return flat["additionalProperties"]
+    if "unevaluatedProperties" in flat:
+        return flat["unevaluatedProperties"]
+    return conv.options.additional_properties is not False
 
 
 def object_rule(conv: Converter, flat: dict[str, Any], path: str, depth: int) -> str | None:
-    option = conv.options.additional_properties
-    default_addl: Any = option is not False
-    members = _members(conv, flat, path, depth, default_addl)
+    addl = _additional(conv, flat)
+    keys = KeySpace(conv, flat, path)
+    members = _members(conv, flat, path, depth, keys, addl)
     if members is None:
         return None
-    declared = [name for name in (flat.get("properties") or {})]
+    declared = list(flat.get("properties") or {})
     declared += [r for r in flat.get("required", []) if isinstance(r, str) and r not in declared]
-    _validate_names(flat, declared, path)
-    extra = _extra(conv, flat, path, depth, default_addl, declared)
+    extra_body = keys.members(declared, addl, depth)
+    hint = _hint_for(path, "object")
+    extra = None if extra_body is None else conv.rules.add(hint + "-extra", extra_body)
     lo = kw_int(flat, "minProperties", path, 0) or 0
     hi = kw_int(flat, "maxProperties", path)
     n_required = sum(m.required for m in members)

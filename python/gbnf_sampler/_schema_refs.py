@@ -18,6 +18,10 @@ from .errors import SchemaError
 DEFAULT_BASE = "https://gbnf-sampler.invalid/schema.json"
 # Keywords whose values are data, not schemas: never searched for $id / $ref.
 DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "example"})
+# Keywords whose value maps names to schemas.
+NAME_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
 ANNOTATIONS = frozenset(
     {
         "title",
@@ -70,11 +74,18 @@ class Resolver:
         self.by_uri[DEFAULT_BASE] = (self.root, "")
         self._index(self.root, "")
 
-    def _absolutize(self, node: Any, base: str, pointer: str) -> Any:
+    def _absolutize(self, node: Any, base: str, pointer: str, names: bool = False) -> Any:
+        """A copy with absolute ``$ref``s. ``names``: ``node`` maps names to schemas (the value
+        of ``properties``, ``$defs``...), so its keys are not keywords."""
         if isinstance(node, list):
             return [self._absolutize(v, base, f"{pointer}/{i}") for i, v in enumerate(node)]
         if not isinstance(node, dict):
             return node
+        if names:
+            return {
+                k: self._absolutize(v, base, f"{pointer}/{escape_pointer(k)}")
+                for k, v in node.items()
+            }
         ident = node.get("$id", node.get("id") if isinstance(node.get("id"), str) else None)
         if isinstance(ident, str):
             if ident.startswith("#") and not ident.startswith("#/") and len(ident) > 1:
@@ -90,7 +101,7 @@ class Resolver:
             elif key in ("$ref", "$dynamicRef", "$recursiveRef") and isinstance(value, str):
                 out[key] = urljoin(base, value)
             else:
-                out[key] = self._absolutize(value, base, sub)
+                out[key] = self._absolutize(value, base, sub, key in NAME_MAPS)
         if isinstance(node.get("$anchor"), str):
             self.anchors[base + "#" + node["$anchor"]] = (out, pointer)
         return out
