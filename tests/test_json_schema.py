@@ -67,6 +67,11 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         ["a", "abc"],
         ["", "abcd", "A"],
     ),
+    "pattern-length-automaton": ({"type": "string", "pattern": "^a+b+$", "minLength": 3,
+                                  "maxLength": 4}, ["aab", "abbb", "aaab"], ["ab", "aabbb", "ba"]),
+    "several-patterns": ({"type": "string", "allOf": [{"pattern": "a"}, {"pattern": "^[a-c]+$"},
+                                                      {"format": "hostname"}]},
+                         ["a", "cab", "ba"], ["", "bc", "ax", "a.b"]),
     "pattern-escapes": (
         {"type": "string", "pattern": "^\\d+\\.\\d\\s?\\w*$"},
         ["1.5", "12.0 ab_c", "3.3\t"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from . import _rx
+from . import _dfa, _rx
 from ._json_chars import ANY_JSON_CHAR, json_chars_gbnf
 from ._rx import Node, Ranges
 from ._schema_numbers import NUMBER
@@ -193,3 +193,19 @@ def any_value(rules: Rules, layout: Layout, depth: int) -> str:
     number = any_number(rules)
     rules.define(name, f'{obj} | {arr} | {string} | {number} | "true" | "false" | "null"')
     return name
+
+
+_SURROGATES: Ranges = ((0xD800, 0xDFFF),)
+
+
+def dfa_string_rule(rules: Rules, dfa: _dfa.Dfa, hint: str) -> str | None:
+    """A rule for the JSON strings whose decoded value ``dfa`` accepts (None when empty)."""
+    if dfa.is_empty():
+        return None
+
+    def chars(ranges: Ranges) -> str:
+        usable = _rx.subtract(ranges, _SURROGATES)
+        return rules.json_chars(usable) if usable else "[^\\x00-\\U0010FFFF]"
+
+    start = _dfa.to_rules(dfa, chars, rules.define, rules.reserve, '"\\""', hint)
+    return rules.add(hint, f'"\\"" {start}')

@@ -14,7 +14,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from . import _dfa, _rx
-from ._schema_emit import any_string
+from ._schema_emit import any_string, dfa_string_rule
 from ._schema_formats import FORMATS
 from ._schema_refs import ANNOTATIONS
 from ._schema_scalars import Unsupported, kw_int, pointer, regex_node
@@ -34,7 +34,6 @@ _STRING_KEYWORDS = {
     "__patterns__",
     "__formats__",
 }
-_SURROGATES: _rx.Ranges = ((0xD800, 0xDFFF),)
 
 
 def trivial(schema: Any) -> bool:
@@ -84,20 +83,6 @@ def _intersect_all(dfas: list[_dfa.Dfa]) -> _dfa.Dfa | None:
     for d in dfas[1:]:
         out = _dfa.intersect(out, d)
     return out
-
-
-def dfa_string_rule(conv: Converter, dfa: _dfa.Dfa, hint: str) -> str | None:
-    """A rule for the JSON strings whose decoded value ``dfa`` accepts (None when empty)."""
-    if dfa.is_empty():
-        return None
-    rules = conv.rules
-
-    def chars(ranges: _rx.Ranges) -> str:
-        usable = _rx.subtract(ranges, _SURROGATES)
-        return rules.json_chars(usable) if usable else "[^\\x00-\\U0010FFFF]"
-
-    start = _dfa.to_rules(dfa, chars, rules.define, rules.reserve, '"\\""', hint)
-    return rules.add(hint, f'"\\"" {start}')
 
 
 class KeySpace:
@@ -179,7 +164,7 @@ class KeySpace:
         if region is None:
             key = any_string(self.conv.rules)
         else:
-            found = dfa_string_rule(self.conv, region, "key")
+            found = dfa_string_rule(self.conv.rules, region, "key")
             if found is None:
                 return
             key = found

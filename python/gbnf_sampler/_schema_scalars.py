@@ -6,9 +6,9 @@ import math
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from . import _regex_parse, _rx, _schema_numbers
+from . import _dfa, _regex_parse, _rx, _schema_numbers
 from ._rx import Chars, Node
-from ._schema_emit import Rules, any_number, any_string, regex_string
+from ._schema_emit import Rules, any_number, any_string, dfa_string_rule, regex_string
 from ._schema_formats import FORMATS
 from ._schema_refs import escape_pointer
 
@@ -106,18 +106,40 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
     if hi is not None and hi < lo:
         return None
     nodes = _string_constraints(schema, path)
-    if len(nodes) > 1:
-        raise Unsupported("several patterns/formats on one string cannot be combined", path)
     if not nodes:
         if lo == 0 and hi is None:
             return any_string(rules)
         node: Node = _rx.rep(ANY_CHAR, lo, hi)
     else:
         keyword = "maxLength" if hi is not None else "minLength"
-        node = constrain_length(nodes[0], lo, hi, pointer(path, keyword))
+        try:
+            if len(nodes) > 1:
+                raise Unsupported("several patterns", path)
+            node = constrain_length(nodes[0], lo, hi, pointer(path, keyword))
+        except Unsupported:
+            return _automaton_string(rules, nodes, lo, hi, path, hint)
     if node == _rx.NEVER:
         return None
     return regex_string(rules, node, hint)
+
+
+def _automaton_string(
+    rules: Rules, nodes: list[Node], lo: int, hi: int | None, path: str, hint: str
+) -> str | None:
+    """Several patterns/formats and length bounds at once: the intersection automaton."""
+    if lo or hi is not None:
+        nodes = [*nodes, _rx.rep(ANY_CHAR, lo, hi)]
+    try:
+        dfa = _dfa.from_regex(nodes[0])
+        for node in nodes[1:]:
+            dfa = _dfa.intersect(dfa, _dfa.from_regex(node))
+    except _dfa.TooLarge as err:
+        keyword = "maxLength" if hi is not None else "minLength" if lo else "pattern"
+        raise Unsupported(
+            f"pattern/format/length combination needs too large an automaton ({err})",
+            pointer(path, keyword),
+        ) from None
+    return dfa_string_rule(rules, dfa, hint)
 
 
 def _string_constraints(schema: dict[str, Any], path: str) -> list[Node]:
