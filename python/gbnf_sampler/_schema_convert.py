@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,7 @@ class Options:
     strict: bool
     additional_properties: bool | None
     indent: int
+    documents: Mapping[str, Any] | None = None
 
 
 def _hint(path: str) -> str:
@@ -106,7 +108,7 @@ def normalize(schema: dict[str, Any]) -> dict[str, Any]:
 class Converter:
     def __init__(self, root: Any, options: Options) -> None:
         self.options = options
-        self.resolver = Resolver(root)
+        self.resolver = Resolver(root, options.documents)
         self.rules = Rules()
         self.layout = Layout(self.rules, options.whitespace, options.max_whitespace, options.indent)
         self.ref_rules: dict[tuple[str, int], str | None] = {}

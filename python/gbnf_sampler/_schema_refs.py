@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
@@ -55,6 +56,15 @@ ANNOTATIONS = frozenset(
 MAX_MERGE_DEPTH = 40
 
 
+def plain(value: Any) -> Any:
+    """Mappings and tuples as plain dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 def escape_pointer(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
@@ -64,15 +74,33 @@ def _unescape_pointer(token: str) -> str:
 
 
 class Resolver:
-    """Indexes a schema document and resolves absolute ``$ref`` URIs to (subschema, pointer)."""
+    """Indexes a schema document and resolves absolute ``$ref`` URIs to (subschema, pointer).
 
-    def __init__(self, root: Any) -> None:
+    ``documents`` maps URIs to further schema documents that references may name (a registry;
+    nothing is fetched). Pointers into them are written ``URI#/json/pointer``.
+    """
+
+    def __init__(self, root: Any, documents: Mapping[str, Any] | None = None) -> None:
+        self.documents = dict(documents or {})
+        self.roots: dict[str, Any] = {}
         self.by_uri: dict[str, tuple[Any, str]] = {}
         self.anchors: dict[str, tuple[Any, str]] = {}
-        self.by_uri[DEFAULT_BASE] = (None, "")
-        self.root = self._absolutize(root, DEFAULT_BASE, "")
-        self.by_uri[DEFAULT_BASE] = (self.root, "")
-        self._index(self.root, "")
+        self.root = self._load("", root, DEFAULT_BASE)
+
+    def _load(self, prefix: str, document: Any, base: str) -> Any:
+        self.by_uri.setdefault(base, (None, prefix))
+        self.roots[prefix] = self._absolutize(document, base, prefix)
+        for table in (self.by_uri, self.anchors):
+            for key, (_, ptr) in list(table.items()):
+                table[key] = (self.at_pointer(ptr), ptr)
+        return self.roots[prefix]
+
+    def _external(self, doc: str) -> bool:
+        for key in (doc, doc + ".json", doc.removesuffix(".json"), doc.rstrip("/")):
+            if key in self.documents:
+                self._load(doc + "#", plain(self.documents[key]), doc)
+                return True
+        return False
 
     def _absolutize(self, node: Any, base: str, pointer: str, names: bool = False) -> Any:
         """A copy with absolute ``$ref``s. ``names``: ``node`` maps names to schemas (the value
@@ -106,15 +134,14 @@ class Resolver:
             self.anchors[base + "#" + node["$anchor"]] = (out, pointer)
         return out
 
-    def _index(self, node: Any, pointer: str) -> None:
-        """Points the URI and anchor tables at the absolutized copies."""
-        for table in (self.by_uri, self.anchors):
-            for key, (_, ptr) in list(table.items()):
-                table[key] = (self.at_pointer(ptr), ptr)
-
     def at_pointer(self, pointer: str) -> Any:
-        node = self.root
-        for token in pointer.split("/")[1:]:
+        if pointer == "" or pointer.startswith("/"):
+            prefix, rest = "", pointer
+        else:
+            doc, _, rest = pointer.partition("#")
+            prefix = doc + "#"
+        node = self.roots[prefix]
+        for token in rest.split("/")[1:]:
             token = _unescape_pointer(token)
             if isinstance(node, list) and token.isdigit() and int(token) < len(node):
                 node = node[int(token)]
@@ -129,9 +156,9 @@ class Resolver:
         doc, frag = urldefrag(uri)
         if uri in self.anchors:
             return self.anchors[uri]
-        if doc not in self.by_uri:
+        if doc not in self.by_uri and not self._external(doc):
             raise SchemaError(
-                f"cannot resolve $ref {uri!r} (only references inside the document are supported)",
+                f"cannot resolve $ref {uri!r} (not in the document or the given documents)",
                 path,
             )
         _, base_ptr = self.by_uri[doc]
@@ -196,10 +223,7 @@ def _merge_types(a: dict[str, Any], b: dict[str, Any], out: dict[str, Any]) -> N
     ta, tb = type_set(a), type_set(b)
     if ta is None and tb is None:
         return
-    if ta is None or tb is None:
-        both = ta if tb is None else tb
-    else:
-        both = ta & tb
+    both = tb if ta is None else ta if tb is None else ta & tb
     out["type"] = _type_value(both or set())
 
 

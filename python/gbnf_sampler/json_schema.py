@@ -34,6 +34,7 @@ from typing import Any
 from ._rx import literal_gbnf
 from ._schema_convert import Converter, Options, SchemaWarning
 from ._schema_emit import DEFAULT_MAX_WHITESPACE, Layout, Rules, any_value
+from ._schema_refs import plain as _plain
 from .errors import SchemaError
 
 TOOLS_BASE = "https://gbnf-sampler.invalid/tools/"
@@ -54,27 +55,6 @@ def _load(schema: Any) -> Any:
     )
 
 
-def _plain(value: Any) -> Any:
-    """Mappings and tuples as plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _converter(
-    schema: Any,
-    whitespace: str,
-    max_whitespace: int,
-    strict: bool,
-    additional_properties: bool | None,
-    indent: int,
-) -> Converter:
-    options = Options(whitespace, max_whitespace, strict, additional_properties, indent)
-    return Converter(_load(schema), options)
-
-
 def schema_to_gbnf(
     schema: Any,
     *,
@@ -83,17 +63,21 @@ def schema_to_gbnf(
     strict: bool = True,
     additional_properties: bool | None = None,
     indent: int = 2,
+    documents: Mapping[str, Any] | None = None,
 ) -> str:
     """GBNF (root rule ``root``) for the JSON documents valid under ``schema``.
 
     ``schema``: a dict, JSON text, or a Pydantic model class. ``additional_properties=False``
     forbids properties a schema does not list wherever it says nothing (OpenAI strict mode,
-    llama.cpp); the default follows the JSON Schema spec (allowed). Raises :class:`SchemaError`
+    llama.cpp); the default follows the JSON Schema spec (allowed). ``documents`` maps URIs to
+    other schema documents that ``$ref`` may name (nothing is fetched). Raises :class:`SchemaError`
     (``.path`` is a JSON pointer) for invalid or unsupported schemas; with ``strict=False``
     unsupported keywords are relaxed with a :class:`SchemaWarning` instead.
     """
-    conv = _converter(schema, whitespace, max_whitespace, strict, additional_properties, indent)
-    return conv.convert()
+    options = Options(
+        whitespace, max_whitespace, strict, additional_properties, indent, documents
+    )
+    return Converter(_load(schema), options).convert()
 
 
 def _json_gbnf() -> str:
