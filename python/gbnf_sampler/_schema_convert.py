@@ -8,14 +8,16 @@ no JSON value satisfies the subschema.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from . import _rx
+from . import _dfa, _rx
 from ._schema_emit import Layout, Rules, any_value, regex_string
+from ._schema_formats import FORMATS
+from ._schema_logic import conditional_conjuncts
 from ._schema_refs import ANNOTATIONS, Resolver, merge, type_set, value_key
 from ._schema_scalars import (
     Unsupported,
@@ -181,6 +183,10 @@ class Converter:
             raise SchemaError("allOf must be an array", pointer(path, "allOf"))
         for i, part in enumerate(parts):
             result = merge(result, self.flatten(part, pointer(path, "allOf", i), seen), path)
+        if isinstance(result, dict):
+            result, conjuncts = conditional_conjuncts(result)
+            for extra in conjuncts:
+                result = merge(result, self.flatten(extra, path, seen), path)
         return result
 
     def flat_value(self, flat: Any, path: str, depth: int) -> str | None:
@@ -390,19 +396,51 @@ def _without(flat: dict[str, Any], err_path: str, path: str) -> dict[str, Any]:
 
 
 def _fits(v: Any, flat: dict[str, Any]) -> bool:
-    """Whether an enum/const value can satisfy the type and simple bounds of its schema."""
+    """Whether an enum/const value satisfies the other keywords of its schema (those about the
+    value itself; nested subschemas of object/array values are not checked)."""
     types = type_set(flat)
     if types is not None and _json_type(v) not in types:
         return False
     if isinstance(v, str):
-        if len(v) < flat.get("minLength", 0) or len(v) > flat.get("maxLength", len(v)):
+        return _string_fits(v, flat)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return _number_fits(Decimal(str(v)), flat)
+    if isinstance(v, list):
+        return flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v))
+    if isinstance(v, dict):
+        required = flat.get("required", [])
+        return all(r in v for r in required if isinstance(r, str))
+    return True
+
+
+def _string_fits(v: str, flat: dict[str, Any]) -> bool:
+    if v in flat.get("__not_in__", []):
+        return False
+    if len(v) < flat.get("minLength", 0) or len(v) > flat.get("maxLength", len(v)):
+        return False
+    patterns = flat.get("__patterns__", [flat["pattern"]] if "pattern" in flat else [])
+    formats = flat.get("__formats__", [flat["format"]] if "format" in flat else [])
+    try:
+        nodes = [regex_node(p, "", search=True) for p in patterns]
+        nodes += [regex_node(FORMATS[f], "", search=False) for f in formats if f in FORMATS]
+        return all(_dfa.from_regex(n).matches(v) for n in nodes)
+    except (Unsupported, _dfa.TooLarge):
+        return True  # the pattern is reported where it is compiled
+
+
+def _number_fits(x: Decimal, flat: dict[str, Any]) -> bool:
+    checks = [
+        ("minimum", lambda b: x >= b),
+        ("maximum", lambda b: x <= b),
+        ("exclusiveMinimum", lambda b: x > b),
+        ("exclusiveMaximum", lambda b: x < b),
+        ("multipleOf", lambda b: b <= 0 or x % b == 0),
+    ]
+    for key, ok in checks:
+        bound = flat.get(key)
+        numeric = isinstance(bound, (int, float)) and not isinstance(bound, bool)
+        if numeric and not ok(Decimal(str(bound))):
             return False
-        pattern = flat.get("pattern")
-        if isinstance(pattern, str):
-            try:
-                return re.search(pattern, v) is not None
-            except re.error:
-                return True
     return True
 
 

@@ -294,6 +294,8 @@ def _merge_keyword(key: str, va: Any, vb: Any, out: dict[str, Any], path: str) -
         out[key] = va * vb // math.gcd(va, vb)
     elif key in ("anyOf", "oneOf"):
         out[key] = [_all_of(x, y) for x in va for y in vb]
+    elif key == "__not_in__":
+        out[key] = list(dict.fromkeys(list(va) + list(vb)))
     elif key in ("pattern", "format", "not"):
         out.setdefault("__" + key + "s__", [va]).append(vb)
     elif va != vb:

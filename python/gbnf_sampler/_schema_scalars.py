@@ -106,6 +106,9 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
     if hi is not None and hi < lo:
         return None
     nodes = _string_constraints(schema, path)
+    excluded = schema.get("__not_in__", [])
+    if excluded:
+        return _automaton_string(rules, nodes, lo, hi, path, hint, excluded)
     if not nodes:
         if lo == 0 and hi is None:
             return any_string(rules)
@@ -124,15 +127,25 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
 
 
 def _automaton_string(
-    rules: Rules, nodes: list[Node], lo: int, hi: int | None, path: str, hint: str
+    rules: Rules,
+    nodes: list[Node],
+    lo: int,
+    hi: int | None,
+    path: str,
+    hint: str,
+    excluded: list[str] | None = None,
 ) -> str | None:
-    """Several patterns/formats and length bounds at once: the intersection automaton."""
+    """Several patterns/formats, length bounds and excluded values at once: the intersection
+    automaton."""
     if lo or hi is not None:
         nodes = [*nodes, _rx.rep(ANY_CHAR, lo, hi)]
     try:
-        dfa = _dfa.from_regex(nodes[0])
+        dfa = _dfa.from_regex(nodes[0] if nodes else _rx.Rep(ANY_CHAR, 0, None))
         for node in nodes[1:]:
             dfa = _dfa.intersect(dfa, _dfa.from_regex(node))
+        if excluded:
+            words = _rx.alt(*(_rx.literal(w) if w else _rx.EMPTY for w in excluded))
+            dfa = _dfa.intersect(dfa, _dfa.complement(_dfa.from_regex(words)))
     except _dfa.TooLarge as err:
         keyword = "maxLength" if hi is not None else "minLength" if lo else "pattern"
         raise Unsupported(
