@@ -41,7 +41,8 @@ def load_vocab_only(path: str | os.PathLike[str]) -> llama_cpp.Llama:
     if not p.is_file():
         raise FileNotFoundError(f"GGUF file not found: {p}")
     lc = import_llama_cpp()
-    return lc.Llama(model_path=str(p), vocab_only=True, verbose=False)
+    llm: llama_cpp.Llama = lc.Llama(model_path=str(p), vocab_only=True, verbose=False)
+    return llm
 
 
 def _piece(lc: Any, vocab: Any, token: int, buf: Any) -> bytes:
