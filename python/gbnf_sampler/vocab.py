@@ -95,7 +95,11 @@ class Vocab:
         """The vocabulary of a GGUF file, read through llama-cpp-python (vocabulary only)."""
         from .llama_vocab import load_vocab_only
 
-        return cls.from_llama(load_vocab_only(path))
+        llm = load_vocab_only(path)
+        try:
+            return cls.from_llama(llm)
+        finally:
+            llm.close()
 
     @property
     def size(self) -> int:
