@@ -165,3 +165,12 @@ def test_missing_llama_cpp_names_the_pip_command(
         gs.Vocab.from_gguf(model)
     with pytest.raises(ImportError, match="pip install"):
         gs.Vocab.from_llama(object())  # type: ignore[arg-type]
+
+
+def test_native_extraction_equals_ctypes_loop(loaded: tuple[Any, gs.Vocab]) -> None:
+    from gbnf_sampler.llama_vocab import extract_vocab
+
+    llm, v = loaded
+    tokens, eos, special = extract_vocab(llm)
+    assert v.fingerprint == gs.Vocab(tokens, eos, special).fingerprint
+    assert v.tokens() == tokens

@@ -85,8 +85,11 @@ class Vocab:
     @classmethod
     def from_llama(cls, llm: llama_cpp.Llama) -> Vocab:
         """The vocabulary of a loaded ``llama_cpp.Llama`` (``vocab_only=True`` is enough)."""
-        from .llama_vocab import extract_vocab
+        from .llama_vocab import extract_vocab, native_vocab
 
+        native = native_vocab(llm)
+        if native is not None:
+            return cls._from_native(native)
         tokens, eos, special = extract_vocab(llm)
         return cls(tokens, eos, special)
 
