@@ -27,6 +27,11 @@ def parse_grammar(text: bytes, root: str = "root", limits: GrammarLimits = ...) 
 
 # --- vocab ---
 
+def _vocab_from_llama(
+    vocab: int, n_tokens: int, token_to_piece: int, get_attr: int, is_eog: int, special_attrs: int
+) -> Vocab: ...
+
+
 class Vocab:
     def __init__(self, tokens: list[bytes], eos_ids: list[int], special_ids: list[int]) -> None: ...
     @property
@@ -52,7 +57,3 @@ class Vocab:
     def trie_excluded_ids(self) -> list[int]: ...
     def trie_next_diverging(self, pos: int, depth: int) -> int: ...
     def trie_walk_prefix_filter(self, texts: list[bytes]) -> tuple[list[int], int]: ...
-
-def _vocab_from_llama(
-    vocab: int, n_tokens: int, token_to_piece: int, get_attr: int, is_eog: int, special_attrs: int
-) -> Vocab: ...
