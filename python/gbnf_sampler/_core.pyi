@@ -78,6 +78,10 @@ def _bitmask_count_allowed(bitmask: Any, vocab_size: int) -> int: ...
 
 # --- vocab ---
 
+def _vocab_from_llama(
+    vocab: int, n_tokens: int, token_to_piece: int, get_attr: int, is_eog: int, special_attrs: int
+) -> Vocab: ...
+
 class Vocab:
     def __init__(self, tokens: list[bytes], eos_ids: list[int], special_ids: list[int]) -> None: ...
     @property
