@@ -7,5 +7,7 @@ namespace gbnf::bindings {
 
 void BindGrammar(pybind11::module_& m);
 void BindMatcher(pybind11::module_& m);
+void BindVocab(pybind11::module_& m);
+void BindKernels(pybind11::module_& m);
 
 }  // namespace gbnf::bindings

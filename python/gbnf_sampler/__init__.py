@@ -13,6 +13,7 @@ from .errors import (
 from .grammar import Grammar
 from .limits import GrammarLimits
 from .matcher import Matcher
+from .vocab import Vocab
 
 __version__ = "0.1.0"
 
@@ -25,6 +26,7 @@ __all__ = [
     "GrammarTooComplexError",
     "Matcher",
     "SchemaError",
+    "Vocab",
     "__version__",
     "ast",
 ]

@@ -59,11 +59,13 @@ def _run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if errors:
             status = EXIT_ERRORS
         if args.json:
-            reports.append({
-                "file": name,
-                "ok": not errors,
-                "diagnostics": [d.to_dict() for d in [*errors, *warnings]],
-            })
+            reports.append(
+                {
+                    "file": name,
+                    "ok": not errors,
+                    "diagnostics": [d.to_dict() for d in [*errors, *warnings]],
+                }
+            )
         else:
             for d in [*errors, *warnings]:
                 print(format_diagnostic(d, name), file=err)

@@ -1,0 +1,3 @@
+# Sources of the bitmask kernels (CPU). Appended to gbnf_core.
+set(GBNF_KERNELS_SOURCES
+)
