@@ -9,5 +9,6 @@ void BindGrammar(pybind11::module_& m);
 void BindMatcher(pybind11::module_& m);
 void BindVocab(pybind11::module_& m);
 void BindKernels(pybind11::module_& m);
+void BindMask(pybind11::module_& m);
 
 }  // namespace gbnf::bindings

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
   gbnf::bindings::BindMatcher(m);
   gbnf::bindings::BindVocab(m);
   gbnf::bindings::BindKernels(m);
+  gbnf::bindings::BindMask(m);
 }

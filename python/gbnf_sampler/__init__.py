@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import ast
+from .compiled import CompiledGrammar, compile
 from .errors import (
     Diagnostic,
     GbnfSamplerError,
@@ -18,6 +19,7 @@ from .vocab import Vocab
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompiledGrammar",
     "Diagnostic",
     "GbnfSamplerError",
     "Grammar",
@@ -29,4 +31,5 @@ __all__ = [
     "Vocab",
     "__version__",
     "ast",
+    "compile",
 ]
