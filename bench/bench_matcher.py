@@ -65,7 +65,7 @@ check      ::= [+#]
 result     ::= "1-0" | "0-1" | "1/2-1/2" | "*"
 """
 
-WORDS = ["alpha", "beta", "gamma", "delta", "été", "日本", "naïve", "x", "a\"b", "tab\tt", "😀"]
+WORDS = ["alpha", "beta", "gamma", "delta", "été", "日本", "naïve", "x", 'a"b', "tab\tt", "😀"]
 
 
 def gen_json(size: int, rng: random.Random) -> bytes:
@@ -73,7 +73,7 @@ def gen_json(size: int, rng: random.Random) -> bytes:
         kind = rng.random()
         if depth > 4 or kind < 0.45:
             return rng.choice(
-                [rng.randint(-10**6, 10**6), rng.random() * 1e3, rng.choice(WORDS), True, None]
+                [rng.randint(-(10**6), 10**6), rng.random() * 1e3, rng.choice(WORDS), True, None]
             )
         if kind < 0.75:
             return {f"{rng.choice(WORDS)}{i}": value(depth + 1) for i in range(rng.randint(0, 6))}
@@ -228,7 +228,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs")
     parser.add_argument("--chunk", type=int, default=4, help="bytes per call in chunked mode")
     parser.add_argument(
-        "--only", nargs="*", default=[*DOCUMENTS, "pathological"],
+        "--only",
+        nargs="*",
+        default=[*DOCUMENTS, "pathological"],
         choices=[*DOCUMENTS, "pathological"],
     )
     args = parser.parse_args()

@@ -36,8 +36,17 @@ CASES: list[tuple[str, list[S], list[S], list[S]]] = [
         "root ::= .",
         ["a", "\x7f", "\x80", "é", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff", "😀"],
         ["", b"\xe6", b"\xe6\x97", b"\xf4\x8f\xbf"],
-        [b"\xff", b"\xc1\xbf", b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf0\x8f",
-         b"\xf4\x90", b"\xf5", "ab"],
+        [
+            b"\xff",
+            b"\xc1\xbf",
+            b"\xe0\x9f\xbf",
+            b"\xed\xa0\x80",
+            b"\xed\xbf\xbf",
+            b"\xf0\x8f",
+            b"\xf4\x90",
+            b"\xf5",
+            "ab",
+        ],
     ),
     ("root ::= .*", ["", "abc", "日本語", "😀😀"], [b"\xe6\x97"], [b"\x80", b"a\xff"]),
     # Code point escapes: "\xff" is U+00FF (two bytes), named surrogates encode plainly.
@@ -54,27 +63,39 @@ CASES: list[tuple[str, list[S], list[S], list[S]]] = [
     ('root ::= "a"{,2}', ["", "a", "aa"], [], ["aaa"]),
     ('root ::= "a"{1,3} "b"', ["ab", "aab", "aaab"], ["a", "aaa"], ["b", "aaaab"]),
     ('root ::= "a"{0} "b"', ["b"], [""], ["ab"]),
-    ('root ::= ("a" "b"?){2,3}', ["aa", "aba", "abab", "aaa", "ababab"], ["", "a", "ab"],
-     ["aaaa", "abb"]),
+    (
+        'root ::= ("a" "b"?){2,3}',
+        ["aa", "aba", "abab", "aaa", "ababab"],
+        ["", "a", "ab"],
+        ["aaaa", "abb"],
+    ),
     ('root ::= (("a")*)*', ["", "a", "aaaa"], [], ["b"]),
     ('root ::= ("a" | "a")* "b"', ["b", "aab"], ["", "aaa"], ["ba"]),
     # Rules, nullable rules, recursion of every kind.
     ('root ::= a b\na ::= "x"?\nb ::= "y"*', ["", "x", "y", "xyy"], [], ["xx", "yx"]),
     ('root ::= a "!"\na ::= b\nb ::= c\nc ::= ""', ["!"], [""], ["!!"]),
-    ('root ::= expr\nexpr ::= expr "+" num | num\nnum ::= [0-9]+',
-     ["1", "12+3", "1+2+3"], ["", "1+"], ["+", "1++", "1+a"]),
+    (
+        'root ::= expr\nexpr ::= expr "+" num | num\nnum ::= [0-9]+',
+        ["1", "12+3", "1+2+3"],
+        ["", "1+"],
+        ["+", "1++", "1+a"],
+    ),
     ('root ::= "(" root ")" | ""', ["", "()", "(())"], ["(", "(()"], [")", "())"]),
     ('root ::= root root | "a"', ["a", "aa", "aaaaa"], [""], ["b", "ab"]),
     ('root ::= "a" root | "a" root root | ""', ["", "a", "aaa"], [], ["b"]),
-    ('root ::= list\nlist ::= item ("," item)*\nitem ::= [a-z]+ | "[" list? "]"',
-     ["a", "a,b", "[a,[b]]", "[]"], ["[", "a,", "[a"], [",", "a]", "[a]]"]),
+    (
+        'root ::= list\nlist ::= item ("," item)*\nitem ::= [a-z]+ | "[" list? "]"',
+        ["a", "a,b", "[a,[b]]", "[]"],
+        ["[", "a,", "[a"],
+        [",", "a]", "[a]]"],
+    ),
     # Token references never match bytes.
     ('root ::= "a" <[5]> "b"', [], ["", "a"], ["ab", "a<"]),
     ('root ::= "a" | <[5]>', ["a"], [""], ["b"]),
     # Comments, CRLF and line continuation after "|".
     ('root ::= a # comment\r\na ::= "x" |\r\n  "y"\r\n', ["x", "y"], [""], ["xy", "\r"]),
     ('root ::= "a\\r\\n"', ["a\r\n"], ["a", "a\r"], ["a\n"]),
-    ('root ::= [\\r\\n]+', ["\r\n", "\n", "\r\r"], [""], [" "]),
+    ("root ::= [\\r\\n]+", ["\r\n", "\n", "\r\r"], [""], [" "]),
 ]
 
 
@@ -120,7 +141,7 @@ FORCED = [
     ('root ::= "{" ws "}"\nws ::= " "?', b"", b"{"),
     ('root ::= "é"', b"", "é".encode()),
     ('root ::= "é"', b"\xc3", b"\xa9"),
-    ('root ::= [\\u00e0-\\u00ef]', b"", b"\xc3"),
+    ("root ::= [\\u00e0-\\u00ef]", b"", b"\xc3"),
     ('root ::= "a" <[5]> "b"', b"", b"a"),
     ('root ::= "a" <[5]> "b"', b"a", b""),
     ('root ::= x "!"\nx ::= "k" y\ny ::= "ey"', b"", b"key!"),
@@ -243,3 +264,36 @@ def test_matchers_share_the_automaton() -> None:
 
     assert _automaton(g) is _automaton(g)
     assert "Matcher incomplete" in repr(gs.Matcher(g))
+
+
+def test_partial_utf8_across_calls() -> None:
+    m = gs.Matcher(gs.Grammar.from_gbnf('root ::= "日" [^a]'))
+    assert m.accept_bytes(b"\xe6")
+    assert m.forced_bytes() == b"\x97\xa5"
+    assert m.accept_bytes(b"\x97")
+    assert not m.accept_bytes(b"\x97")
+    assert m.accept_bytes(b"\xa5\xf0\x9f")
+    assert not m.can_terminate()
+    assert not m.accept_bytes(b"\x98\x80\x80")  # 4 continuation bytes: invalid
+    assert m.accept_bytes(b"\x98\x80")
+    assert m.can_terminate()
+
+
+def test_long_inputs_in_threads() -> None:
+    """accept_bytes releases the GIL for long inputs; separate matchers run concurrently."""
+    import threading
+
+    g = gs.Grammar.from_gbnf('root ::= ("ab" | "a" "b")* "!"')
+    data = b"ab" * 200_000
+    results: list[bool] = []
+
+    def work() -> None:
+        m = gs.Matcher(g)
+        results.append(m.accept_bytes(data) and m.accept_bytes(b"!") and m.can_terminate())
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 4

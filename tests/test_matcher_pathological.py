@@ -153,3 +153,24 @@ def test_forced_bytes_is_bounded() -> None:
     forced = m.forced_bytes()
     assert forced == b"a" * 65536
     assert m.state_size <= 2
+
+
+def test_long_rule_chain() -> None:
+    n = 5000
+    text = "root ::= r0\n" + "".join(f'r{i} ::= "a" r{i + 1}\n' for i in range(n)) + f'r{n} ::= "!"'
+    m = matcher(text)
+    assert m.accept_bytes(b"a" * n)
+    assert m.state_size <= 4
+    assert m.forced_bytes() == b"!"
+    assert m.accept_bytes(b"!") and m.can_terminate()
+
+
+def test_doubling_rule_chain_is_not_expanded_exponentially() -> None:
+    depth = 40
+    text = "root ::= r0\n" + "".join(f"r{i} ::= r{i + 1} r{i + 1}\n" for i in range(depth))
+    text += f'r{depth} ::= "a"'
+    m = matcher(text)
+    assert m.accept_bytes(b"a" * 10000)
+    assert m.state_size <= 4 * depth
+    assert not m.can_terminate()
+    assert m.forced_bytes() == b"a" * 65536

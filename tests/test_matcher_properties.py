@@ -22,9 +22,32 @@ LEFT_RECURSIVE = 'root ::= root "+" t | t\nt ::= [a-c\\u00e9\\u65e5]+ | "(" root
 
 GRAMMARS = [gs.Grammar.from_gbnf(t) for t in (JSONISH, AMBIGUOUS, LEFT_RECURSIVE)]
 PIECES = [
-    b"{", b"}", b"[", b"]", b'"', b"a", b"b", b"\\", b":", b",", b" ", b"1", b"-", b".",
-    b"true", b"null", "é".encode(), b"\xc3", b"\xa9", "日".encode()[:2], b"\xa5", b"+", b"(",
-    b")", b"\xff", b"",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b'"',
+    b"a",
+    b"b",
+    b"\\",
+    b":",
+    b",",
+    b" ",
+    b"1",
+    b"-",
+    b".",
+    b"true",
+    b"null",
+    "é".encode(),
+    b"\xc3",
+    b"\xa9",
+    "日".encode()[:2],
+    b"\xa5",
+    b"+",
+    b"(",
+    b")",
+    b"\xff",
+    b"",
 ]
 PROBES = [bytes([c]) for c in b'{}[]"ab\\:, 1-.+()'] + [b"\xc3", b"\xa9", b"\xe6", b"\xff"]
 

@@ -3,6 +3,8 @@
 #include <string>
 #include <tuple>
 
+#include "automaton/inlining.h"
+
 namespace gbnf::detail {
 
 Nfa BuildNfa(const Grammar& grammar, const AutomatonLimits& limits) {
@@ -10,6 +12,12 @@ Nfa BuildNfa(const Grammar& grammar, const AutomatonLimits& limits) {
   for (RuleId r = 0; r < grammar.rules().size(); ++r) builder.BuildRule(r);
   return builder.Finish();
 }
+
+NfaBuilder::NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits)
+    : grammar_(grammar),
+      limits_(limits),
+      inline_(InlinableRules(grammar, limits.max_nesting_depth)),
+      rule_depth_(RuleDepths(grammar, limits.max_nesting_depth)) {}
 
 void NfaBuilder::BuildRule(RuleId rule) {
   StateId start = NewState();
@@ -59,11 +67,8 @@ StateId NfaBuilder::Build(NodeId id, StateId in, uint32_t depth) {
     case NodeKind::kCharClass:
     case NodeKind::kAnyChar:
       return BuildCodepoints(id, in);
-    case NodeKind::kRuleRef: {
-      StateId out = NewState();
-      AddEdge(in, out, NfaEdgeKind::kCall, node.rule);
-      return out;
-    }
+    case NodeKind::kRuleRef:
+      return BuildRuleRef(node, in, depth);
     case NodeKind::kTokenRef: {
       StateId out = NewState();
       AddEdge(in, out, NfaEdgeKind::kToken, id);
@@ -73,6 +78,17 @@ StateId NfaBuilder::Build(NodeId id, StateId in, uint32_t depth) {
       return BuildRepeat(node, in, depth);
   }
   return in;
+}
+
+// A small non-recursive rule is expanded in place (while the nesting budget allows); any other
+// reference becomes a call edge.
+StateId NfaBuilder::BuildRuleRef(const Node& node, StateId in, uint32_t depth) {
+  if (inline_[node.rule] && depth + 1 + rule_depth_[node.rule] <= limits_.max_nesting_depth) {
+    return Build(grammar_.rule(node.rule).body, in, depth + 1);
+  }
+  StateId out = NewState();
+  AddEdge(in, out, NfaEdgeKind::kCall, node.rule);
+  return out;
 }
 
 StateId NfaBuilder::BuildLiteral(const Node& node, StateId in) {

@@ -35,8 +35,7 @@ Nfa BuildNfa(const Grammar& grammar, const AutomatonLimits& limits);
 
 class NfaBuilder {
  public:
-  NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits)
-      : grammar_(grammar), limits_(limits) {}
+  NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits);
   Nfa Finish() { return std::move(nfa_); }
   void BuildRule(RuleId rule);
 
@@ -48,6 +47,7 @@ class NfaBuilder {
   // Adds the fragment of `node` starting at `in` and returns its end state. Never adds an edge
   // into `in`, so fragments can share their start state.
   StateId Build(NodeId node, StateId in, uint32_t depth);
+  StateId BuildRuleRef(const Node& node, StateId in, uint32_t depth);
   StateId BuildLiteral(const Node& node, StateId in);
   StateId BuildCodepoints(NodeId id, StateId in);
   StateId BuildAlternation(const Node& node, StateId in, uint32_t depth);
@@ -60,6 +60,8 @@ class NfaBuilder {
   AutomatonLimits limits_;
   Nfa nfa_;
   std::unordered_map<NodeId, std::vector<Utf8Sequence>> sequences_;  // per class / any node
+  std::vector<uint8_t> inline_;        // per rule: expand references in place
+  std::vector<uint32_t> rule_depth_;   // per rule: AST depth of the body
 };
 
 }  // namespace gbnf::detail

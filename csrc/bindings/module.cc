@@ -10,4 +10,5 @@ PYBIND11_MODULE(_core, m) {
   gbnf::bindings::BindVocab(m);
   gbnf::bindings::BindKernels(m);
   gbnf::bindings::BindMask(m);
+  gbnf::bindings::BindLlama(m);
 }

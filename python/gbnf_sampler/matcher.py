@@ -206,8 +206,11 @@ class Matcher:
         return int(self._core.state_size)
 
     def __repr__(self) -> str:
-        status = "terminated" if self.is_terminated() else (
-            "complete" if self.can_terminate() else "incomplete")
+        status = (
+            "terminated"
+            if self.is_terminated()
+            else ("complete" if self.can_terminate() else "incomplete")
+        )
         return f"<Matcher {status} state_size={self.state_size}>"
 
 
