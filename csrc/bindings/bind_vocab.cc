@@ -42,7 +42,8 @@ void BindVocab(py::module_& m) {
       .def_property_readonly("eos_ids", &Vocab::eos_ids)
       .def_property_readonly("special_ids", &Vocab::special_ids)
       .def_property_readonly("max_token_length", &Vocab::max_token_length)
-      .def("token_bytes", [](const Vocab& v, TokenId id) { return py::bytes(std::string(v.Token(id))); })
+      .def("token_bytes",
+           [](const Vocab& v, TokenId id) { return py::bytes(std::string(v.Token(id))); })
       .def("is_eos", &Vocab::IsEos)
       .def("is_special", &Vocab::IsSpecial)
       .def("find_by_text",

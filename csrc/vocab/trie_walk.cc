@@ -16,11 +16,17 @@ void TrieWalk::MoveTo(size_t pos, uint32_t held) {
   keep_ = Done() ? 0 : std::min(held, trie_->lcp(pos));
 }
 
+void TrieWalk::CheckNotDone(const char* what) const {
+  if (Done()) throw std::logic_error(std::string("TrieWalk::") + what + " called after the end");
+}
+
 void TrieWalk::Next() {
+  CheckNotDone("Next");
   MoveTo(pos_ + 1, static_cast<uint32_t>(bytes().size()));
 }
 
 void TrieWalk::Reject(uint32_t accepted) {
+  CheckNotDone("Reject");
   const size_t len = bytes().size();
   if (accepted < keep_ || accepted >= len) {
     throw std::invalid_argument("TrieWalk::Reject(" + std::to_string(accepted) +
@@ -31,7 +37,13 @@ void TrieWalk::Reject(uint32_t accepted) {
 }
 
 void TrieWalk::Skip() {
-  MoveTo(trie_->subtree_end(pos_), static_cast<uint32_t>(bytes().size()));
+  CheckNotDone("Skip");
+  const auto len = static_cast<uint32_t>(bytes().size());
+  const size_t next = pos_ + 1;
+  // Duplicates (same bytes) sort right after this token and are still visited.
+  const bool duplicate = next < trie_->size() && trie_->lcp(next) == len &&
+                         trie_->bytes(next).size() == len;
+  MoveTo(duplicate ? next : trie_->subtree_end(pos_), len);
 }
 
 }  // namespace gbnf

@@ -72,7 +72,7 @@ void Vocab::CheckId(TokenId id, const char* what) const {
 
 std::string_view Vocab::Token(TokenId id) const {
   CheckId(id, "token");
-  return std::string_view(bytes_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
+  return TokenUnchecked(id);
 }
 
 bool Vocab::IsEos(TokenId id) const {

@@ -14,6 +14,15 @@ bool StartsSome(const std::vector<std::string>& texts, const std::string& prefix
   return it != texts.end() && it->compare(0, prefix.size(), prefix) == 0;
 }
 
+// True when some text in `texts` starts with `prefix` and is longer than it.
+bool ExtendsSome(const std::vector<std::string>& texts, const std::string& prefix) {
+  for (auto it = std::lower_bound(texts.begin(), texts.end(), prefix);
+       it != texts.end() && it->compare(0, prefix.size(), prefix) == 0; ++it) {
+    if (it->size() > prefix.size()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<TokenId> WalkPrefixFilter(const TokenTrie& trie, const std::vector<std::string>& texts,
@@ -34,7 +43,12 @@ std::vector<TokenId> WalkPrefixFilter(const TokenTrie& trie, const std::vector<s
     while (n < add.size() && StartsSome(sorted, held + add[n])) held += add[n++];
     if (n == add.size()) {
       accepted.push_back(w.token_id());
-      w.Next();
+      // Nothing can follow the held bytes: every extension of this token is refused.
+      if (ExtendsSome(sorted, held)) {
+        w.Next();
+      } else {
+        w.Skip();
+      }
     } else {
       w.Reject(static_cast<uint32_t>(held.size()));
     }

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import llama_cpp
+    import llama_cpp  # type: ignore[import-not-found, unused-ignore]
 
 INSTALL_HINT = "pip install 'gbnf-sampler[llama]'  (or: pip install llama-cpp-python==0.3.36)"
 _BUF_SIZE = 256
@@ -29,7 +29,7 @@ _BUF_SIZE = 256
 
 def import_llama_cpp() -> Any:
     try:
-        import llama_cpp
+        import llama_cpp  # type: ignore[import-not-found, unused-ignore]
     except ImportError as e:
         raise ImportError(f"this needs llama-cpp-python; install it with: {INSTALL_HINT}") from e
     return llama_cpp
@@ -54,7 +54,9 @@ def _piece(lc: Any, vocab: Any, token: int, buf: Any) -> bytes:
 
 
 def _special_mask(lc: Any) -> int:
-    return int(lc.LLAMA_TOKEN_ATTR_CONTROL | lc.LLAMA_TOKEN_ATTR_UNKNOWN | lc.LLAMA_TOKEN_ATTR_UNUSED)
+    return int(
+        lc.LLAMA_TOKEN_ATTR_CONTROL | lc.LLAMA_TOKEN_ATTR_UNKNOWN | lc.LLAMA_TOKEN_ATTR_UNUSED
+    )
 
 
 def extract_vocab(llm: llama_cpp.Llama) -> tuple[list[bytes], list[int], list[int]]:

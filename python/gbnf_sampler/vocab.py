@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from . import _core
 
 if TYPE_CHECKING:
-    import llama_cpp
+    import llama_cpp  # type: ignore[import-not-found, unused-ignore]
 
 
 def _check_ids(ids: Iterable[int], name: str, size: int) -> list[int]:
@@ -24,7 +24,9 @@ def _check_ids(ids: Iterable[int], name: str, size: int) -> list[int]:
         if isinstance(i, bool) or not isinstance(i, int):
             raise TypeError(f"{name} must hold ints, got {type(i).__name__} ({i!r})")
         if i < 0 or i >= size:
-            raise ValueError(f"{name}: token id {i} is out of range for a vocabulary of size {size}")
+            raise ValueError(
+                f"{name}: token id {i} is out of range for a vocabulary of size {size}"
+            )
         out.append(int(i))
     return out
 

@@ -67,8 +67,12 @@ class Vocab {
   Vocab& operator=(const Vocab&) = delete;
 
  private:
+  friend class TokenTrie;
   Vocab() = default;
   void CheckId(TokenId id, const char* what) const;
+  std::string_view TokenUnchecked(TokenId id) const {
+    return std::string_view(bytes_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
+  }
 
   std::string bytes_;               // all token bytes, concatenated in id order
   std::vector<uint32_t> offsets_;   // token id's bytes are bytes_[offsets_[id], offsets_[id+1])
@@ -98,11 +102,12 @@ uint64_t VocabFingerprint(const std::string& bytes, const std::vector<uint32_t>&
 // Invariants a walker may rely on (all follow from the sort order):
 //   (I1) the tokens that start with a given byte string s form one contiguous run of positions;
 //   (I2) for p < q: LCP(bytes(p), bytes(q)) = min(lcp(p+1), ..., lcp(q));
-//   (I3) every q in (p, subtree_end(p)) starts with bytes(p) and has lcp(q) >= len(bytes(p));
-//        subtree_end(p) is the first q > p with lcp(q) < len(bytes(p));
+//   (I3) every q in (p, subtree_end(p)) starts with bytes(p) (tokens with the same bytes, i.e.
+//        duplicate ids, come first) and has lcp(q) >= len(bytes(p)); subtree_end(p) is the first
+//        q > p with lcp(q) < len(bytes(p));
 //   (I4) NextDiverging(p, d) (d <= len(bytes(p))) is the first q > p with lcp(q) < d: every
-//        position in (p, NextDiverging(p, d)) starts with the first d bytes of bytes(p), and none
-//        from there on does (until the next run of that prefix, which by (I1) does not exist).
+//        position in (p, NextDiverging(p, d)) starts with the first d bytes of bytes(p), and by
+//        (I1) no position from NextDiverging(p, d) on does.
 //        subtree_end(p) == NextDiverging(p, len(bytes(p))).
 //
 // Example: normal tokens {0:"a", 1:"ab", 2:"abc", 3:"abd", 4:"b", 5:"ab"}
@@ -117,11 +122,12 @@ class TokenTrie {
   // Borrows `vocab` (it must outlive the trie; Vocab::trie() owns one for you).
   explicit TokenTrie(const Vocab& vocab);
 
+  // The per-position accessors are unchecked (hot path): they require pos < size().
   size_t size() const { return ids_.size(); }
   TokenId token_id(size_t pos) const { return ids_[pos]; }
   uint32_t lcp(size_t pos) const { return lcp_[pos]; }
   uint32_t subtree_end(size_t pos) const { return subtree_end_[pos]; }
-  std::string_view bytes(size_t pos) const { return vocab_->Token(ids_[pos]); }
+  std::string_view bytes(size_t pos) const { return vocab_->TokenUnchecked(ids_[pos]); }
   const std::vector<TokenId>& sorted_ids() const { return ids_; }
   const std::vector<uint32_t>& lcps() const { return lcp_; }
   const std::vector<uint32_t>& subtree_ends() const { return subtree_end_; }
@@ -154,9 +160,11 @@ class TokenTrie {
 //   Reject(accepted)  byte bytes()[accepted] was refused, it holds the first `accepted` bytes
 //                     (keep() <= accepted < bytes().size()); every following token that starts
 //                     with bytes()[0..accepted] is refused too and is skipped (I4);
-//   Skip()            it holds all of bytes() but wants no extension of this token: skips the
-//                     token's subtree (I3).
-// Positions jumped over are never visited: to the caller they are refused.
+//   Skip()            it holds all of bytes() but wants no extension of this token: skips every
+//                     token that strictly extends bytes() (I3). Tokens with the very same bytes
+//                     (duplicate ids) are still visited, next, with an empty push().
+// Positions jumped over are never visited: to the caller they are refused. Every accessor and
+// move requires !Done() (the moves throw std::logic_error otherwise).
 // The kept prefix is exact: keep() == min(held, LCP(held bytes, bytes())), so the held stack after
 // popping is always a prefix of bytes().
 //
@@ -198,6 +206,7 @@ class TrieWalk {
 
  private:
   void MoveTo(size_t pos, uint32_t held);
+  void CheckNotDone(const char* what) const;
 
   const TokenTrie* trie_;
   size_t pos_ = 0;
@@ -206,7 +215,8 @@ class TrieWalk {
 
 // A reference use of TrieWalk (for tests): the ids of the trie's tokens that are a prefix of at
 // least one of `texts`, found with a walk whose "parser" accepts a byte when the prefix held so
-// far plus that byte starts one of `texts`. Checks the walk contract as it goes (the popped stack
+// far plus that byte starts one of `texts`, and that calls Skip() after a token no text extends.
+// Checks the walk contract as it goes (the popped stack
 // is a prefix of each token) and throws std::logic_error if it is broken. `visited`, when
 // not null, receives the number of positions visited.
 std::vector<TokenId> WalkPrefixFilter(const TokenTrie& trie, const std::vector<std::string>& texts,
