@@ -17,9 +17,10 @@ from mask_helpers import (
     tokenize,
 )
 from strategies import grammars, sentences, to_gbnf_text
+from vocab_fixtures import bpe_vocab as shared_bpe_vocab
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-VOCABS = {"bytes": byte_vocab(), "bpe": bpe_vocab()}
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+VOCABS = {"bytes": byte_vocab(), "bpe": bpe_vocab(), "shared_bpe": shared_bpe_vocab()}
 
 
 @st.composite

@@ -10,6 +10,7 @@
 #include "bindings/bindings.h"
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
+#include "mask/state_mask.h"
 
 namespace py = pybind11;
 
@@ -93,6 +94,12 @@ void BindMask(py::module_& m) {
       .def_property_readonly("vocab_size", [](const CompiledGrammar& c) { return c.vocab().size(); })
       .def_property_readonly("cache_bytes", &CompiledGrammar::CacheBytes)
       .def_property_readonly("cached_states", &CompiledGrammar::CachedStates)
+      .def("state_mask_sizes",
+           [](const CompiledGrammar& c, StateId s) {
+             if (s >= c.automaton().num_states()) throw py::value_error("state out of range");
+             const detail::StateMask& m = c.StateMaskOf(s);
+             return py::make_tuple(m.accepted.size(), m.dependent.size());
+           })
       .def_property_readonly("num_states",
                              [](const CompiledGrammar& c) { return c.automaton().num_states(); });
 
@@ -121,6 +128,7 @@ void BindMask(py::module_& m) {
            },
            py::arg("bitmask"), py::arg("index"))
       .def("allowed_tokens", &AllowedTokens)
+      .def("item_states", &TokenMatcher::ItemStates)
       .def_property_readonly("mask_words", &TokenMatcher::MaskWords)
       .def_property_readonly("state_size",
                              [](const TokenMatcher& self) { return self.byte_matcher().StateSize(); });

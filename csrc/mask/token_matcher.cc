@@ -137,6 +137,12 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
   s.walker.End();
 }
 
+std::vector<StateId> TokenMatcher::ItemStates() const {
+  std::vector<StateId> out;
+  for (const detail::Item& it : MatcherAccess::parser(matcher_).items()) out.push_back(it.state);
+  return out;
+}
+
 std::vector<TokenId> TokenMatcher::AllowedTokens() {
   std::vector<uint32_t> words(MaskWords());
   FillMask(words.data(), words.size());

@@ -61,6 +61,8 @@ class TokenMatcher {
   const CompiledGrammar& compiled() const { return *compiled_; }
   const std::shared_ptr<const CompiledGrammar>& compiled_ptr() const { return compiled_; }
   const Matcher& byte_matcher() const { return matcher_; }
+  // The automaton states of the live parser items (diagnostics, tests and benchmarks).
+  std::vector<StateId> ItemStates() const;
 
  private:
   TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher);
