@@ -25,7 +25,7 @@ void PrefixWalker::Save(uint32_t level) {
   l.items.assign(parser_->items().begin(), parser_->items().end());
   l.mark = parser_->gss().Mark();
   l.complete = parser_->complete();
-  complete_upto_[level] = l.complete || (level > 0 && complete_upto_[level - 1]);
+  complete_upto_[level] = level > 0 && (l.complete || complete_upto_[level - 1]);
 }
 
 void PrefixWalker::PopTo(uint32_t keep) {

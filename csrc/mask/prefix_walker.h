@@ -26,9 +26,10 @@ class PrefixWalker {
   size_t Extend(uint32_t keep, std::string_view add);
   // The last Extend stopped on a byte whose step exceeded max_state_size (not a plain refusal).
   bool limited() const { return limited_; }
-  // complete() was true at some level in [0, level]: in an isolated walk (Parser::
-  // ResetIsolated), the rule invocation could end after that many bytes or fewer.
-  bool CompleteUpTo(uint32_t level) const { return complete_upto_[level] != 0; }
+  // complete() was true at some level in [1, level]: in an isolated walk (Parser::
+  // ResetIsolated), the rule invocation could end after consuming between 1 and `level` bytes.
+  // (Level 0 is left out on purpose: see state_mask.h.)
+  bool CompleteWithin(uint32_t level) const { return complete_upto_[level] != 0; }
 
  private:
   struct Level {

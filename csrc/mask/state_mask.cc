@@ -32,7 +32,7 @@ StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const
       continue;
     }
     const uint32_t taken = static_cast<uint32_t>(w.keep() + n);
-    const bool dependent_run = walker.limited() || walker.CompleteUpTo(taken);
+    const bool dependent_run = walker.limited() || walker.CompleteWithin(taken);
     w.Reject(taken);
     // Every skipped token starts with the refused prefix: all of them share this one's fate.
     if (dependent_run) AddRange(dependent, pos, w.Done() ? trie.size() : w.position());

@@ -2,11 +2,15 @@
 // classified against an isolated walk from the state (a fresh stack, one rule invocation with no
 // caller):
 //   accepted   the token's bytes are all consumed inside the invocation (allowed in any context);
-//   dependent  the invocation can end after a proper prefix of the token, and the token is not
-//              accepted: whether the rest fits depends on the stack below (checked per step);
-//   rejected   neither (never allowed from this state, whatever the context).
-// The union over the live items' states of `accepted`, plus the `dependent` tokens that pass a
-// walk from the full state, is exactly the byte-path mask (see token_matcher.cc).
+//   dependent  the invocation can end after a non-empty proper prefix of the token, and the
+//              token is not accepted: whether the rest fits depends on the stack below
+//              (checked per step against the full state);
+//   rejected   neither.
+// An invocation that can end before the token's first byte does not make the token dependent:
+// when an item's invocation can end there, the items it returns to are in the same item set
+// (the parser's closure completes it), and their own cache entries cover the token.
+// So the union over the live items' states of `accepted`, plus the `dependent` tokens that pass
+// a walk from the full state, is exactly the byte-path mask (see token_matcher.cc).
 #pragma once
 
 #include <memory>
