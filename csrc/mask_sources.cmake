@@ -7,4 +7,6 @@ set(GBNF_MASK_SOURCES
   csrc/mask/state_mask.cc
   csrc/mask/compiled_grammar.cc
   csrc/mask/token_matcher.cc
+  csrc/mask/thread_pool.cc
+  csrc/mask/batch.cc
 )

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
+#include "gbnf_sampler/batch.h"
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
 #include "mask/state_mask.h"
@@ -85,9 +86,47 @@ bool AcceptBytes(TokenMatcher& m, const py::bytes& data) {
   return m.AcceptBytes(std::string_view(ptr, static_cast<size_t>(len)));
 }
 
+void CheckDistinct(const std::vector<TokenMatcher*>& matchers) {
+  for (size_t i = 0; i < matchers.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (matchers[i] == matchers[j]) {
+        throw py::value_error("matchers " + std::to_string(j) + " and " + std::to_string(i) +
+                              " are the same object (fork() one)");
+      }
+    }
+  }
+}
+
+void FillMasksBatch(const std::vector<TokenMatcher*>& matchers, py::array& bitmask) {
+  if (bitmask.ndim() != 2) throw py::value_error("fill_masks needs a 2-D bitmask");
+  if (static_cast<size_t>(bitmask.shape(0)) < matchers.size()) {
+    throw py::value_error("bitmask has " + std::to_string(bitmask.shape(0)) + " rows for " +
+                          std::to_string(matchers.size()) + " matchers");
+  }
+  CheckDistinct(matchers);
+  Row row = BitmaskRow(bitmask, 0);
+  if (bitmask.strides(0) % 4 != 0) throw py::value_error("bitmask rows must be word-aligned");
+  const size_t stride = static_cast<size_t>(bitmask.strides(0) / 4);
+  py::gil_scoped_release release;
+  FillMasks(matchers, row.words, stride, row.num_words);
+}
+
+std::vector<bool> AcceptTokensBatch(const std::vector<TokenMatcher*>& matchers,
+                                    const std::vector<TokenId>& token_ids) {
+  CheckDistinct(matchers);
+  std::vector<uint8_t> accepted;
+  {
+    py::gil_scoped_release release;
+    accepted = AcceptTokens(matchers, token_ids);
+  }
+  return std::vector<bool>(accepted.begin(), accepted.end());
+}
+
 }  // namespace
 
 void BindMask(py::module_& m) {
+  m.def("fill_masks", &FillMasksBatch, py::arg("matchers"), py::arg("bitmask"));
+  m.def("accept_tokens", &AcceptTokensBatch, py::arg("matchers"), py::arg("token_ids"));
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
                   py::arg("max_state_size"), py::arg("max_rollback"))

@@ -13,7 +13,7 @@ from .errors import (
 )
 from .grammar import Grammar
 from .limits import GrammarLimits
-from .matcher import Matcher
+from .matcher import Matcher, accept_tokens, fill_masks
 from .vocab import Vocab
 
 __version__ = "0.1.0"
@@ -30,6 +30,8 @@ __all__ = [
     "SchemaError",
     "Vocab",
     "__version__",
+    "accept_tokens",
     "ast",
     "compile",
+    "fill_masks",
 ]

@@ -232,4 +232,42 @@ def _check_bitmask(bitmask: object, index: int, words: int) -> None:
         raise ValueError(f"index {index} is outside the bitmask's {rows} rows")
 
 
-__all__ = ["DEFAULT_MAX_ROLLBACK", "DEFAULT_MAX_STATE_SIZE", "MAX_AUTOMATON_SIZE", "Matcher"]
+def _token_cores(matchers: list[Matcher], what: str) -> list[Any]:
+    cores = []
+    for i, m in enumerate(matchers):
+        if not isinstance(m, Matcher) or m._compiled is None:
+            raise TypeError(f"{what}: matchers[{i}] is not a token-level Matcher")
+        cores.append(m._core)
+    return cores
+
+
+def fill_masks(matchers: list[Matcher], bitmask: np.ndarray) -> None:
+    """``matchers[i].fill_mask(bitmask, i)`` for every i, on a thread pool with the GIL
+    released. ``bitmask`` is 2-D int32 with at least ``len(matchers)`` rows."""
+    cores = _token_cores(list(matchers), "fill_masks")
+    if not cores:
+        return
+    if not isinstance(bitmask, np.ndarray) or bitmask.ndim != 2:
+        raise ValueError("fill_masks needs a 2-D numpy int32 bitmask")
+    _check_bitmask(bitmask, 0, max(int(c.mask_words) for c in cores))
+    _core.fill_masks(cores, bitmask)
+
+
+def accept_tokens(matchers: list[Matcher], token_ids: list[int] | np.ndarray) -> list[bool]:
+    """``[m.accept_token(t) for m, t in zip(matchers, token_ids)]`` on a thread pool with the GIL
+    released."""
+    cores = _token_cores(list(matchers), "accept_tokens")
+    ids = [int(t) for t in token_ids]
+    if len(ids) != len(cores):
+        raise ValueError(f"accept_tokens: {len(cores)} matchers but {len(ids)} token ids")
+    return [bool(a) for a in _core.accept_tokens(cores, ids)]
+
+
+__all__ = [
+    "DEFAULT_MAX_ROLLBACK",
+    "DEFAULT_MAX_STATE_SIZE",
+    "MAX_AUTOMATON_SIZE",
+    "Matcher",
+    "accept_tokens",
+    "fill_masks",
+]
