@@ -4,6 +4,7 @@
 
 #include "grammar/lexer.h"
 #include "mask/state_mask.h"
+#include "mask/trie_bytes.h"
 
 namespace gbnf {
 namespace {
@@ -57,7 +58,7 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
   const size_t n = cg->automaton_->num_states();
   cg->once_ = std::make_unique<std::once_flag[]>(n);
   cg->masks_ = std::make_unique<std::unique_ptr<detail::StateMask>[]>(n);
-  cg->vocab_->trie();
+  cg->trie_bytes_ = detail::TrieBytes::For(*cg->vocab_);
   return cg;
 }
 
@@ -86,7 +87,8 @@ void CompiledGrammar::BuildAnyToken() {
 const detail::StateMask& CompiledGrammar::StateMaskOf(StateId state) const {
   std::call_once(once_[state], [&] {
     auto mask = std::make_unique<detail::StateMask>(
-        detail::ClassifyState(automaton_, vocab_->trie(), state, limits_.max_state_size));
+        detail::ClassifyState(automaton_, vocab_->trie(), *trie_bytes_, state,
+                              limits_.max_state_size));
     cache_bytes_.fetch_add(mask->MemoryBytes(), std::memory_order_relaxed);
     cached_states_.fetch_add(1, std::memory_order_relaxed);
     // masks_ is written once per state, inside call_once, which orders it before every reader.

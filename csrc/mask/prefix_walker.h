@@ -3,6 +3,11 @@
 // common prefix is parsed once. The parser's graph-structured stack is put in speculative mode
 // (append only) between Begin and End, and everything created since Begin is dropped by End.
 // Allocates only while its buffers grow (the first walks).
+//
+// Fast path for isolated walks (Parser::ResetIsolated): a level whose items all sit in the one
+// caller-less invocation `pure_node` at states without rule calls is "pure": its next level is
+// the plain NFA step over byte edges (no stack work), computed without the parser as long as
+// the targets are pure too. The parser is brought to a level only when a step needs it.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +20,9 @@ namespace gbnf::detail {
 
 class PrefixWalker {
  public:
-  // Level 0 is the parser's current state.
-  void Begin(Parser* parser, size_t max_token_length);
+  // Level 0 is the parser's current state. `pure_node`: the invocation of an isolated walk
+  // (enables the fast path), or kNil.
+  void Begin(Parser* parser, size_t max_token_length, uint32_t pure_node = kNil);
   // Puts the parser back in its state at Begin.
   void End();
 
@@ -36,11 +42,18 @@ class PrefixWalker {
     std::vector<Item> items;
     Gss::MarkPoint mark;
     bool complete = false;
+    bool pure = false;
   };
-  void PopTo(uint32_t keep);
   void Save(uint32_t level);
+  bool IsPure(const std::vector<Item>& items) const;
+  // Pure level held_ -> held_ + 1 over `byte`; 1 taken, 0 refused, -1 needs the parser.
+  int PureStep(uint8_t byte);
+  bool ParserStep(uint8_t byte);
+  void SyncParser();
 
   Parser* parser_ = nullptr;
+  uint32_t pure_node_ = kNil;
+  uint32_t parser_level_ = 0;  // the level the parser's state is at
   std::vector<Level> levels_;
   std::vector<uint8_t> complete_upto_;
   uint32_t held_ = 0;

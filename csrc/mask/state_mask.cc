@@ -1,9 +1,9 @@
 #include "mask/state_mask.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "mask/prefix_walker.h"
+#include "mask/trie_bytes.h"
 
 namespace gbnf::detail {
 namespace {
@@ -15,32 +15,35 @@ void AddRange(std::vector<uint32_t>& out, size_t from, size_t to) {
 }  // namespace
 
 StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
-                        StateId state, uint32_t max_state_size) {
+                        const TrieBytes& tb, StateId state, uint32_t max_state_size) {
   Parser parser(automaton, max_state_size);
   parser.ResetIsolated(state);
   PrefixWalker walker;
-  walker.Begin(&parser, trie.vocab().max_token_length());
-  std::vector<uint32_t> accepted, dependent;
-  TrieWalk w(trie);
-  while (!w.Done()) {
-    std::string_view add = w.push();
-    const size_t pos = w.position();
-    size_t n = walker.Extend(w.keep(), add);
-    if (n == add.size()) {
-      accepted.push_back(static_cast<uint32_t>(w.token_id()));
-      w.Next();
-      continue;
-    }
-    const uint32_t taken = static_cast<uint32_t>(w.keep() + n);
-    const bool dependent_run = walker.limited() || walker.CompleteWithin(taken);
-    w.Reject(taken);
-    // Every skipped token starts with the refused prefix: all of them share this one's fate.
-    if (dependent_run) AddRange(dependent, pos, w.Done() ? trie.size() : w.position());
-  }
+  walker.Begin(&parser, trie.vocab().max_token_length(), parser.items().front().node);
+  std::vector<uint32_t> accepted(WordsFor(trie.vocab().size()), 0), dependent;
+  size_t num_accepted = 0;
+  bool dependent_run = false;
+  WalkTrie(
+      trie, tb,
+      [&](size_t pos, uint32_t keep, std::string_view add) {
+        const size_t n = walker.Extend(keep, add);
+        if (n == add.size()) {
+          SetBit(accepted.data(), static_cast<uint32_t>(trie.token_id(pos)));
+          ++num_accepted;
+          return n;
+        }
+        dependent_run =
+            walker.limited() || walker.CompleteWithin(static_cast<uint32_t>(keep + n));
+        if (dependent_run) dependent.push_back(static_cast<uint32_t>(pos));
+        return n;
+      },
+      // Every skipped token starts with the refused prefix: all of them share its fate.
+      [&](size_t from, size_t to) {
+        if (dependent_run) AddRange(dependent, from, to);
+      });
   walker.End();
-  std::sort(accepted.begin(), accepted.end());
   StateMask out;
-  out.accepted = TokenSet(accepted, trie.vocab().size());
+  out.accepted = TokenSet(std::move(accepted), num_accepted, trie.vocab().size());
   out.dependent = TokenSet(dependent, trie.size());
   return out;
 }

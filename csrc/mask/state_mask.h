@@ -21,6 +21,8 @@
 
 namespace gbnf::detail {
 
+class TrieBytes;
+
 struct StateMask {
   TokenSet accepted;   // token ids
   TokenSet dependent;  // positions in the token trie
@@ -30,6 +32,6 @@ struct StateMask {
 // Classifies every token of `trie` from `state`. A token whose walk exceeds max_state_size is
 // put in `dependent` (decided per step).
 StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
-                        StateId state, uint32_t max_state_size);
+                        const TrieBytes& trie_bytes, StateId state, uint32_t max_state_size);
 
 }  // namespace gbnf::detail

@@ -98,7 +98,7 @@ void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
   Parser& parser = MatcherAccess::parser(matcher_);
   const TokenTrie& trie = compiled_->vocab().trie();
   scratch_->walker.Begin(&parser, compiled_->vocab().max_token_length());
-  detail::WalkAllTokens(scratch_->walker, trie, words);
+  detail::WalkAllTokens(scratch_->walker, trie, compiled_->trie_bytes(), words);
   scratch_->walker.End();
 }
 
@@ -133,7 +133,7 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
   }
   if (!any_candidate) return;
   s.walker.Begin(&parser, compiled_->vocab().max_token_length());
-  detail::WalkCandidates(s.walker, trie, s.candidates.data(), words);
+  detail::WalkCandidates(s.walker, trie, compiled_->trie_bytes(), s.candidates.data(), words);
   s.walker.End();
 }
 

@@ -13,6 +13,8 @@ class TokenSet {
   TokenSet() = default;
   // `sorted` ascending and unique, every value < universe.
   TokenSet(const std::vector<uint32_t>& sorted, size_t universe);
+  // From a bitset of WordsFor(universe) words holding `count` members (moved in when kept).
+  TokenSet(std::vector<uint32_t>&& bits, size_t count, size_t universe);
 
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }

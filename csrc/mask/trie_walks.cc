@@ -4,18 +4,16 @@
 
 namespace gbnf::detail {
 
-void WalkAllTokens(PrefixWalker& walker, const TokenTrie& trie, uint32_t* words) {
-  TrieWalk w(trie);
-  while (!w.Done()) {
-    std::string_view add = w.push();
-    size_t n = walker.Extend(w.keep(), add);
-    if (n == add.size()) {
-      SetBit(words, static_cast<uint32_t>(w.token_id()));
-      w.Next();
-    } else {
-      w.Reject(static_cast<uint32_t>(w.keep() + n));
-    }
-  }
+void WalkAllTokens(PrefixWalker& walker, const TokenTrie& trie, const TrieBytes& tb,
+                   uint32_t* words) {
+  WalkTrie(
+      trie, tb,
+      [&](size_t pos, uint32_t keep, std::string_view add) {
+        const size_t n = walker.Extend(keep, add);
+        if (n == add.size()) SetBit(words, static_cast<uint32_t>(trie.token_id(pos)));
+        return n;
+      },
+      [](size_t, size_t) {});
 }
 
 size_t NextSetBit(const uint32_t* bits, size_t num_bits, size_t from) {
@@ -41,8 +39,8 @@ uint32_t CommonPrefix(std::string_view a, std::string_view b, uint32_t limit) {
 
 }  // namespace
 
-void WalkCandidates(PrefixWalker& walker, const TokenTrie& trie, const uint32_t* candidates,
-                    uint32_t* words) {
+void WalkCandidates(PrefixWalker& walker, const TokenTrie& trie, const TrieBytes& tb,
+                    const uint32_t* candidates, uint32_t* words) {
   const size_t size = trie.size();
   std::string_view held_bytes;  // the walker holds a prefix of these bytes
   for (size_t pos = NextSetBit(candidates, size, 0); pos < size;) {
@@ -51,7 +49,7 @@ void WalkCandidates(PrefixWalker& walker, const TokenTrie& trie, const uint32_t*
       pos = NextSetBit(candidates, size, pos + 1);
       continue;
     }
-    std::string_view bytes = trie.bytes(pos);
+    std::string_view bytes = tb.at(pos);
     uint32_t keep = CommonPrefix(held_bytes, bytes, walker.held());
     size_t n = walker.Extend(keep, bytes.substr(keep));
     held_bytes = bytes;

@@ -19,6 +19,7 @@ namespace gbnf {
 
 namespace detail {
 struct StateMask;
+class TrieBytes;
 }
 
 class CompiledGrammar {
@@ -43,6 +44,8 @@ class CompiledGrammar {
   // Bitset over token ids (ceil(V/32) words): every non-EOS, non-empty token (what a negated
   // reference !<x> may match, x aside).
   const std::vector<uint32_t>& any_token_words() const { return any_token_; }
+  // The trie's token bytes in trie order (shared by the compiled grammars of a vocabulary).
+  const detail::TrieBytes& trie_bytes() const { return *trie_bytes_; }
 
   // The cache entry of `state`, computed on first use (thread-safe; later calls take no lock).
   const detail::StateMask& StateMaskOf(StateId state) const;
@@ -60,6 +63,7 @@ class CompiledGrammar {
   MatcherLimits limits_;
   std::shared_ptr<const std::vector<int64_t>> token_ids_;
   std::vector<uint32_t> any_token_;
+  std::shared_ptr<const detail::TrieBytes> trie_bytes_;
   std::unique_ptr<std::once_flag[]> once_;
   std::unique_ptr<std::unique_ptr<detail::StateMask>[]> masks_;
   mutable std::atomic<size_t> cache_bytes_{0};
