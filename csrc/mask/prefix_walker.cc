@@ -2,9 +2,8 @@
 
 namespace gbnf::detail {
 
-void PrefixWalker::Begin(Parser* parser, size_t max_token_length, uint32_t pure_node) {
+void PrefixWalker::Begin(Parser* parser, size_t max_token_length) {
   parser_ = parser;
-  pure_node_ = pure_node;
   if (levels_.size() < max_token_length + 1) {
     levels_.resize(max_token_length + 1);
     complete_upto_.resize(max_token_length + 1);
@@ -24,12 +23,11 @@ void PrefixWalker::End() {
 }
 
 bool PrefixWalker::IsPure(const std::vector<Item>& items) const {
-  if (pure_node_ == kNil) return false;
   const Automaton& a = parser_->automaton();
   for (const Item& it : items) {
-    if (it.node != pure_node_ || !a.CallEdges(it.state).empty()) return false;
+    if (it.node != items.front().node || !a.CallEdges(it.state).empty()) return false;
   }
-  return true;
+  return !items.empty();
 }
 
 void PrefixWalker::Save(uint32_t level) {
@@ -54,6 +52,8 @@ int PrefixWalker::PureStep(uint8_t byte) {
   const Automaton& a = parser_->automaton();
   const Level& cur = levels_[held_];
   Level& next = levels_[held_ + 1];
+  const uint32_t node = cur.items.front().node;
+  const GssNode& n = parser_->gss().node(node);
   next.items.clear();
   bool complete = false;
   for (const Item& it : cur.items) {
@@ -61,11 +61,13 @@ int PrefixWalker::PureStep(uint8_t byte) {
       if (byte < e.lo) break;  // edges are sorted by lo
       if (byte > e.hi) continue;
       if (!a.CallEdges(e.target).empty()) return -1;
+      if (a.IsFinal(e.target)) {
+        if (n.cont_count > 0) return -1;  // completing would resume a caller
+        complete = complete || n.accepts;
+      }
       bool seen = false;
-      for (const Item& n : next.items) seen = seen || n.state == e.target;
-      if (seen) continue;
-      next.items.push_back({e.target, pure_node_});
-      complete = complete || a.IsFinal(e.target);
+      for (const Item& x : next.items) seen = seen || x.state == e.target;
+      if (!seen) next.items.push_back({e.target, node});
     }
   }
   if (next.items.empty()) return 0;

@@ -4,10 +4,11 @@
 // (append only) between Begin and End, and everything created since Begin is dropped by End.
 // Allocates only while its buffers grow (the first walks).
 //
-// Fast path for isolated walks (Parser::ResetIsolated): a level whose items all sit in the one
-// caller-less invocation `pure_node` at states without rule calls is "pure": its next level is
-// the plain NFA step over byte edges (no stack work), computed without the parser as long as
-// the targets are pure too. The parser is brought to a level only when a step needs it.
+// Fast path: a level whose items all sit in one stack node at states without rule calls is
+// "pure": its next level is the plain NFA step over byte edges, computed without the parser (no
+// stack work) as long as the targets are pure too and completing the node cannot resume a
+// caller (the node has no continuations, or no target is final). The parser is brought to a
+// level only when a step needs it.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +21,8 @@ namespace gbnf::detail {
 
 class PrefixWalker {
  public:
-  // Level 0 is the parser's current state. `pure_node`: the invocation of an isolated walk
-  // (enables the fast path), or kNil.
-  void Begin(Parser* parser, size_t max_token_length, uint32_t pure_node = kNil);
+  // Level 0 is the parser's current state.
+  void Begin(Parser* parser, size_t max_token_length);
   // Puts the parser back in its state at Begin.
   void End();
 
@@ -52,7 +52,6 @@ class PrefixWalker {
   void SyncParser();
 
   Parser* parser_ = nullptr;
-  uint32_t pure_node_ = kNil;
   uint32_t parser_level_ = 0;  // the level the parser's state is at
   std::vector<Level> levels_;
   std::vector<uint8_t> complete_upto_;

@@ -19,7 +19,7 @@ StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const
   Parser parser(automaton, max_state_size);
   parser.ResetIsolated(state);
   PrefixWalker walker;
-  walker.Begin(&parser, trie.vocab().max_token_length(), parser.items().front().node);
+  walker.Begin(&parser, trie.vocab().max_token_length());
   std::vector<uint32_t> accepted(WordsFor(trie.vocab().size()), 0), dependent;
   size_t num_accepted = 0;
   bool dependent_run = false;
