@@ -9,6 +9,7 @@ void BindGrammar(pybind11::module_& m);
 void BindMatcher(pybind11::module_& m);
 void BindVocab(pybind11::module_& m);
 void BindKernels(pybind11::module_& m);
+void BindMask(pybind11::module_& m);
 void BindLlama(pybind11::module_& m);
 
 }  // namespace gbnf::bindings

@@ -9,5 +9,6 @@ PYBIND11_MODULE(_core, m) {
   gbnf::bindings::BindMatcher(m);
   gbnf::bindings::BindVocab(m);
   gbnf::bindings::BindKernels(m);
+  gbnf::bindings::BindMask(m);
   gbnf::bindings::BindLlama(m);
 }

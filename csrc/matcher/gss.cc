@@ -6,7 +6,7 @@ namespace gbnf::detail {
 
 uint32_t Gss::NewNode(RuleId rule, uint64_t step) {
   uint32_t id;
-  if (free_nodes_ != kNil) {
+  if (free_nodes_ != kNil && !speculative_) {
     id = free_nodes_;
     free_nodes_ = nodes_[id].cont_head;
   } else {

@@ -42,7 +42,7 @@ class Gss {
   uint32_t NewNode(RuleId rule, uint64_t step);
   void AddCont(uint32_t node, StateId state, uint32_t caller) {
     uint32_t id;
-    if (free_conts_ != kNil) {
+    if (free_conts_ != kNil && !speculative_) {
       id = free_conts_;
       free_conts_ = conts_[id].next;
     } else {
@@ -59,6 +59,21 @@ class Gss {
   const GssCont& cont(uint32_t id) const { return conts_[id]; }
   void Clear();
 
+  // Speculation (used by the mask walk): while on, nodes and entries are only appended (the
+  // free lists are left alone), so RestoreMark() can drop everything created after Mark().
+  struct MarkPoint {
+    size_t nodes = 0;
+    size_t conts = 0;
+    uint32_t in_use = 0;
+  };
+  void SetSpeculative(bool on) { speculative_ = on; }
+  MarkPoint Mark() const { return {nodes_.size(), conts_.size(), in_use_}; }
+  void RestoreMark(const MarkPoint& m) {
+    nodes_.resize(m.nodes);
+    conts_.resize(m.conts);
+    in_use_ = m.in_use;
+  }
+
   // Collection: MarkFrom for every root item's node, then Sweep.
   bool ShouldCollect() const { return in_use_ > collect_threshold_; }
   void MarkFrom(uint32_t node);
@@ -72,6 +87,7 @@ class Gss {
   uint32_t in_use_ = 0;
   uint32_t collect_threshold_ = 4096;
   std::vector<uint32_t> mark_stack_;
+  bool speculative_ = false;
 };
 
 }  // namespace gbnf::detail

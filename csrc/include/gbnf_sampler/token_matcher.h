@@ -1,0 +1,78 @@
+// TokenMatcher: the token-level matcher of one generated sequence over a CompiledGrammar.
+//
+// Token semantics (the same in AcceptToken and in every mask):
+//   * EOS ids: accepted exactly when CanTerminate(); the matcher is then terminated and accepts
+//     nothing more.
+//   * Empty tokens: never accepted (llama.cpp refuses them too).
+//   * Special (control) ids: only through a grammar token reference that names them (<[id]>,
+//     <text>) or a negated one (!<x> matches any non-EOS, non-empty token but x, special ones
+//     included, as in llama.cpp); never as text.
+//   * Normal tokens: through matching token references and, in parallel, as their bytes; the
+//     new state is the union. Bytes are matched exactly (a token holding 0xF5-0xFF or starting
+//     with NUL is matched like any other bytes, where llama.cpp refuses it by quirk).
+// A token whose step exceeds max_state_size is refused by the masks (AcceptToken throws
+// LimitError for it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gbnf_sampler/compiled_grammar.h"
+#include "gbnf_sampler/matcher.h"
+
+namespace gbnf {
+
+namespace detail {
+struct MaskScratch;
+}
+
+class TokenMatcher {
+ public:
+  explicit TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled);
+  ~TokenMatcher();
+  TokenMatcher(TokenMatcher&&) noexcept;
+  TokenMatcher& operator=(TokenMatcher&&) noexcept;
+
+  // Atomic: false leaves the state unchanged. Throws VocabError for an id outside the vocabulary.
+  bool AcceptToken(TokenId token_id);
+  bool AcceptBytes(std::string_view bytes) { return matcher_.AcceptBytes(bytes); }
+  bool CanTerminate() const { return matcher_.CanTerminate(); }
+  bool IsTerminated() const { return matcher_.IsTerminated(); }
+  // Undoes the last n accept calls (one per AcceptToken / AcceptBytes).
+  void Rollback(size_t n) { matcher_.Rollback(n); }
+  size_t RollbackAvailable() const { return matcher_.RollbackAvailable(); }
+  TokenMatcher Fork() const;
+  void Reset() { matcher_.Reset(); }
+  std::string ForcedBytes() { return matcher_.ForcedBytes(); }
+
+  // Writes the allowed-token bitmask into words[0, num_words) (bit i of word j = token 32*j+i;
+  // bits of ids >= vocab size are 0). num_words must be >= MaskWords(). Uses the mask cache;
+  // allocates nothing and takes no lock once every state it meets has been cached.
+  void FillMask(uint32_t* words, size_t num_words);
+  // The same mask computed by a walk over the whole token trie (the reference of FillMask).
+  void FillMaskReference(uint32_t* words, size_t num_words);
+  std::vector<TokenId> AllowedTokens();
+  size_t MaskWords() const { return (compiled_->vocab().size() + 31) / 32; }
+
+  const CompiledGrammar& compiled() const { return *compiled_; }
+  const std::shared_ptr<const CompiledGrammar>& compiled_ptr() const { return compiled_; }
+  const Matcher& byte_matcher() const { return matcher_; }
+  // The automaton states of the live parser items (diagnostics, tests and benchmarks).
+  std::vector<StateId> ItemStates() const;
+
+ private:
+  TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher);
+  void BeginMask(uint32_t* words, size_t num_words);
+  void AddTokenRefBits(uint32_t* words);
+  void AddCachedBits(uint32_t* words);
+
+  std::shared_ptr<const CompiledGrammar> compiled_;
+  Matcher matcher_;
+  std::unique_ptr<detail::MaskScratch> scratch_;
+};
+
+}  // namespace gbnf

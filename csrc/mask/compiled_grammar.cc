@@ -1,0 +1,100 @@
+#include "gbnf_sampler/compiled_grammar.h"
+
+#include <string>
+
+#include "grammar/lexer.h"
+#include "mask/state_mask.h"
+#include "mask/trie_bytes.h"
+
+namespace gbnf {
+namespace {
+
+[[noreturn]] void FailAt(const Grammar& g, const Node& node, std::string code, std::string message,
+                         std::string hint) {
+  detail::SourceMap map(g.source());
+  std::vector<Diagnostic> errors;
+  errors.push_back(map.Make(Severity::kError, std::move(code), std::move(message), std::move(hint),
+                            node.span.offset, node.span.length));
+  throw GrammarError(std::move(errors));
+}
+
+int64_t ResolveOne(const Grammar& g, const Node& node, const Vocab& vocab) {
+  if (node.token_by_id) {
+    if (node.token_id >= vocab.size()) {
+      FailAt(g, node, "token_id_out_of_range",
+             "token id " + std::to_string(node.token_id) + " is outside the vocabulary (size " +
+                 std::to_string(vocab.size()) + ")",
+             "");
+    }
+    return node.token_id;
+  }
+  std::vector<TokenId> ids = vocab.FindByText(node.token_text);
+  if (ids.empty()) {
+    FailAt(g, node, "unknown_token",
+           "token " + node.token_text + " is not a single token of the vocabulary",
+           "write its id as <[id]>, or spell the text as a string literal");
+  }
+  if (ids.size() > 1) {
+    FailAt(g, node, "ambiguous_token",
+           "token " + node.token_text + " names " + std::to_string(ids.size()) +
+               " tokens of the vocabulary (ids " + std::to_string(ids[0]) + ", " +
+               std::to_string(ids[1]) + (ids.size() > 2 ? ", ...)" : ")"),
+           "write the one you mean as <[id]>");
+  }
+  return ids[0];
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
+    std::shared_ptr<const Automaton> automaton, std::shared_ptr<const Vocab> vocab,
+    const MatcherLimits& limits) {
+  std::shared_ptr<CompiledGrammar> cg(new CompiledGrammar());
+  cg->automaton_ = std::move(automaton);
+  cg->vocab_ = std::move(vocab);
+  cg->limits_ = limits;
+  cg->ResolveTokenRefs();
+  cg->BuildAnyToken();
+  const size_t n = cg->automaton_->num_states();
+  cg->once_ = std::make_unique<std::once_flag[]>(n);
+  cg->masks_ = std::make_unique<std::unique_ptr<detail::StateMask>[]>(n);
+  cg->trie_bytes_ = detail::TrieBytes::For(*cg->vocab_);
+  return cg;
+}
+
+CompiledGrammar::~CompiledGrammar() = default;
+
+void CompiledGrammar::ResolveTokenRefs() {
+  const Grammar& g = automaton_->grammar();
+  auto ids = std::make_shared<std::vector<int64_t>>(g.nodes().size(), -1);
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& node = g.node(static_cast<NodeId>(i));
+    if (node.kind == NodeKind::kTokenRef) (*ids)[i] = ResolveOne(g, node, *vocab_);
+  }
+  token_ids_ = std::move(ids);
+}
+
+void CompiledGrammar::BuildAnyToken() {
+  const size_t v = vocab_->size();
+  any_token_.assign((v + 31) / 32, 0);
+  for (size_t id = 0; id < v; ++id) {
+    TokenId t = static_cast<TokenId>(id);
+    if (vocab_->IsEos(t) || vocab_->Token(t).empty()) continue;
+    any_token_[id >> 5] |= uint32_t{1} << (id & 31);
+  }
+}
+
+const detail::StateMask& CompiledGrammar::StateMaskOf(StateId state) const {
+  std::call_once(once_[state], [&] {
+    auto mask = std::make_unique<detail::StateMask>(
+        detail::ClassifyState(automaton_, vocab_->trie(), *trie_bytes_, state,
+                              limits_.max_state_size));
+    cache_bytes_.fetch_add(mask->MemoryBytes(), std::memory_order_relaxed);
+    cached_states_.fetch_add(1, std::memory_order_relaxed);
+    // masks_ is written once per state, inside call_once, which orders it before every reader.
+    masks_[state] = std::move(mask);
+  });
+  return *masks_[state];
+}
+
+}  // namespace gbnf

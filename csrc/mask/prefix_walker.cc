@@ -1,0 +1,112 @@
+#include "mask/prefix_walker.h"
+
+namespace gbnf::detail {
+
+void PrefixWalker::Begin(Parser* parser, size_t max_token_length) {
+  parser_ = parser;
+  if (levels_.size() < max_token_length + 1) {
+    levels_.resize(max_token_length + 1);
+    complete_upto_.resize(max_token_length + 1);
+  }
+  parser_->gss().SetSpeculative(true);
+  held_ = 0;
+  parser_level_ = 0;
+  Save(0);
+}
+
+void PrefixWalker::End() {
+  held_ = 0;
+  parser_level_ = kNil;
+  SyncParser();
+  parser_->gss().SetSpeculative(false);
+  parser_ = nullptr;
+}
+
+bool PrefixWalker::IsPure(const std::vector<Item>& items) const {
+  const Automaton& a = parser_->automaton();
+  for (const Item& it : items) {
+    if (it.node != items.front().node || !a.CallEdges(it.state).empty()) return false;
+  }
+  return !items.empty();
+}
+
+void PrefixWalker::Save(uint32_t level) {
+  Level& l = levels_[level];
+  l.items.assign(parser_->items().begin(), parser_->items().end());
+  l.mark = parser_->gss().Mark();
+  l.complete = parser_->complete();
+  l.pure = IsPure(l.items);
+  complete_upto_[level] = level > 0 && (l.complete || complete_upto_[level - 1]);
+}
+
+// Puts the parser at level held_ (a copy, and the stack trimmed to that level's mark).
+void PrefixWalker::SyncParser() {
+  if (parser_level_ == held_) return;
+  const Level& l = levels_[held_];
+  parser_->gss().RestoreMark(l.mark);
+  parser_->SetState(l.items, l.complete);
+  parser_level_ = held_;
+}
+
+int PrefixWalker::PureStep(uint8_t byte) {
+  const Automaton& a = parser_->automaton();
+  const Level& cur = levels_[held_];
+  Level& next = levels_[held_ + 1];
+  const uint32_t node = cur.items.front().node;
+  const GssNode& n = parser_->gss().node(node);
+  next.items.clear();
+  bool complete = false;
+  for (const Item& it : cur.items) {
+    for (const ByteEdge& e : a.ByteEdges(it.state)) {
+      if (byte < e.lo) break;  // edges are sorted by lo
+      if (byte > e.hi) continue;
+      if (!a.CallEdges(e.target).empty()) return -1;
+      if (a.IsFinal(e.target)) {
+        if (n.cont_count > 0) return -1;  // completing would resume a caller
+        complete = complete || n.accepts;
+      }
+      bool seen = false;
+      for (const Item& x : next.items) seen = seen || x.state == e.target;
+      if (!seen) next.items.push_back({e.target, node});
+    }
+  }
+  if (next.items.empty()) return 0;
+  next.mark = cur.mark;
+  next.complete = complete;
+  next.pure = true;
+  ++held_;
+  complete_upto_[held_] = complete || complete_upto_[held_ - 1];
+  return 1;
+}
+
+bool PrefixWalker::ParserStep(uint8_t byte) {
+  SyncParser();
+  bool ok = false;
+  try {
+    ok = parser_->AdvanceByte(byte);
+  } catch (const LimitError&) {
+    limited_ = true;  // the parser's items are unchanged; drop what the step created
+    parser_->gss().RestoreMark(levels_[held_].mark);
+  }
+  if (!ok) return false;
+  parser_level_ = ++held_;
+  Save(held_);
+  return true;
+}
+
+size_t PrefixWalker::Extend(uint32_t keep, std::string_view add) {
+  // Levels above `keep` are about to be rewritten: the parser's copy of one is no longer valid.
+  if (keep < parser_level_) parser_level_ = kNil;
+  held_ = keep;
+  limited_ = false;
+  size_t n = 0;
+  for (; n < add.size(); ++n) {
+    const uint8_t byte = static_cast<uint8_t>(add[n]);
+    int pure = levels_[held_].pure ? PureStep(byte) : -1;
+    if (pure == 0) break;
+    if (pure < 0 && !ParserStep(byte)) break;
+  }
+  return n;
+}
+
+}  // namespace gbnf::detail

@@ -1,0 +1,37 @@
+// The adaptive mask cache entry of one automaton state: every normal token of the vocabulary
+// classified against an isolated walk from the state (a fresh stack, one rule invocation with no
+// caller):
+//   accepted   the token's bytes are all consumed inside the invocation (allowed in any context);
+//   dependent  the invocation can end after a non-empty proper prefix of the token, and the
+//              token is not accepted: whether the rest fits depends on the stack below
+//              (checked per step against the full state);
+//   rejected   neither.
+// An invocation that can end before the token's first byte does not make the token dependent:
+// when an item's invocation can end there, the items it returns to are in the same item set
+// (the parser's closure completes it), and their own cache entries cover the token.
+// So the union over the live items' states of `accepted`, plus the `dependent` tokens that pass
+// a walk from the full state, is exactly the byte-path mask (see token_matcher.cc).
+#pragma once
+
+#include <memory>
+
+#include "gbnf_sampler/automaton.h"
+#include "gbnf_sampler/vocab.h"
+#include "mask/token_set.h"
+
+namespace gbnf::detail {
+
+class TrieBytes;
+
+struct StateMask {
+  TokenSet accepted;   // token ids
+  TokenSet dependent;  // positions in the token trie
+  size_t MemoryBytes() const { return accepted.MemoryBytes() + dependent.MemoryBytes(); }
+};
+
+// Classifies every token of `trie` from `state`. A token whose walk exceeds max_state_size is
+// put in `dependent` (decided per step).
+StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
+                        const TrieBytes& trie_bytes, StateId state, uint32_t max_state_size);
+
+}  // namespace gbnf::detail

@@ -1,0 +1,157 @@
+#include "gbnf_sampler/token_matcher.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "mask/prefix_walker.h"
+#include "mask/state_mask.h"
+#include "mask/trie_walks.h"
+#include "matcher/matcher_access.h"
+
+namespace gbnf {
+namespace detail {
+
+// Per-matcher buffers of the mask fill, reused across steps (not copied by Fork).
+struct MaskScratch {
+  PrefixWalker walker;
+  std::vector<uint32_t> candidates;  // bitset over trie positions
+  std::vector<StateId> states;       // states already merged this step
+};
+
+}  // namespace detail
+
+using detail::MatcherAccess;
+using detail::Parser;
+
+TokenMatcher::TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled)
+    : TokenMatcher(compiled, Matcher(compiled->automaton_ptr(), compiled->limits())) {
+  matcher_.SetTokenIds(compiled_->token_ids());
+}
+
+TokenMatcher::TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher)
+    : compiled_(std::move(compiled)),
+      matcher_(std::move(matcher)),
+      scratch_(std::make_unique<detail::MaskScratch>()) {}
+
+TokenMatcher::~TokenMatcher() = default;
+TokenMatcher::TokenMatcher(TokenMatcher&&) noexcept = default;
+TokenMatcher& TokenMatcher::operator=(TokenMatcher&&) noexcept = default;
+
+TokenMatcher TokenMatcher::Fork() const { return TokenMatcher(compiled_, matcher_.Fork()); }
+
+bool TokenMatcher::AcceptToken(TokenId token_id) {
+  const Vocab& vocab = compiled_->vocab();
+  std::string_view bytes = vocab.Token(token_id);  // throws VocabError when out of range
+  if (vocab.IsEos(token_id)) return matcher_.AcceptEos();
+  if (bytes.empty()) return false;
+  return matcher_.AcceptToken(static_cast<uint32_t>(token_id), bytes, !vocab.IsSpecial(token_id));
+}
+
+// Zeroes the row; EOS bits when the sentence may end here.
+void TokenMatcher::BeginMask(uint32_t* words, size_t num_words) {
+  if (num_words < MaskWords()) {
+    throw std::invalid_argument("bitmask row has " + std::to_string(num_words) +
+                                " int32 words, the vocabulary needs " +
+                                std::to_string(MaskWords()));
+  }
+  std::memset(words, 0, num_words * sizeof(uint32_t));
+  if (!matcher_.CanTerminate()) return;
+  for (TokenId id : compiled_->vocab().eos_ids()) detail::SetBit(words, static_cast<uint32_t>(id));
+}
+
+// Tokens allowed through token-reference edges. Negated edges first: "every token but x".
+void TokenMatcher::AddTokenRefBits(uint32_t* words) {
+  const Parser& parser = MatcherAccess::parser(matcher_);
+  const Automaton& a = compiled_->automaton();
+  const Grammar& g = a.grammar();
+  const std::vector<int64_t>& ids = *compiled_->token_ids();
+  const Vocab& vocab = compiled_->vocab();
+  int64_t excluded = -1;
+  bool any = false;
+  for (const detail::Item& it : parser.items()) {
+    for (const TokenEdge& e : a.TokenEdges(it.state)) {
+      if (!g.node(e.node).negated) continue;
+      if (excluded >= 0 && excluded != ids[e.node]) any = true;
+      excluded = ids[e.node];
+    }
+  }
+  if (excluded >= 0) {
+    const std::vector<uint32_t>& all = compiled_->any_token_words();
+    for (size_t i = 0; i < all.size(); ++i) words[i] |= all[i];
+    if (!any) words[excluded >> 5] &= ~(uint32_t{1} << (excluded & 31));
+  }
+  for (const detail::Item& it : parser.items()) {
+    for (const TokenEdge& e : a.TokenEdges(it.state)) {
+      const TokenId id = static_cast<TokenId>(ids[e.node]);
+      if (g.node(e.node).negated || vocab.IsEos(id) || vocab.Token(id).empty()) continue;
+      detail::SetBit(words, static_cast<uint32_t>(id));
+    }
+  }
+}
+
+void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
+  BeginMask(words, num_words);
+  if (matcher_.IsTerminated()) return;
+  AddTokenRefBits(words);
+  Parser& parser = MatcherAccess::parser(matcher_);
+  const TokenTrie& trie = compiled_->vocab().trie();
+  scratch_->walker.Begin(&parser, compiled_->vocab().max_token_length());
+  detail::WalkAllTokens(scratch_->walker, trie, compiled_->trie_bytes(), words);
+  scratch_->walker.End();
+}
+
+void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
+  BeginMask(words, num_words);
+  if (matcher_.IsTerminated()) return;
+  AddTokenRefBits(words);
+  AddCachedBits(words);
+}
+
+// OR of the accepted sets of the items' states, then a walk from the full state over the union
+// of their context-dependent tokens. Items whose stack node was predicted in the last step are
+// covered by the item that predicted them (its isolated walk makes the same prediction).
+void TokenMatcher::AddCachedBits(uint32_t* words) {
+  Parser& parser = MatcherAccess::parser(matcher_);
+  const TokenTrie& trie = compiled_->vocab().trie();
+  detail::MaskScratch& s = *scratch_;
+  const uint64_t step = parser.step();
+  s.states.clear();
+  bool any_candidate = false;
+  for (const detail::Item& it : parser.items()) {
+    const detail::GssNode& node = parser.gss().node(it.node);
+    if (node.step == step && node.cont_count > 0) continue;
+    if (std::find(s.states.begin(), s.states.end(), it.state) != s.states.end()) continue;
+    s.states.push_back(it.state);
+    const detail::StateMask& m = compiled_->StateMaskOf(it.state);
+    m.accepted.OrInto(words);
+    if (m.dependent.empty()) continue;
+    if (!any_candidate) s.candidates.assign(detail::WordsFor(trie.size()), 0);
+    any_candidate = true;
+    m.dependent.OrInto(s.candidates.data());
+  }
+  if (!any_candidate) return;
+  s.walker.Begin(&parser, compiled_->vocab().max_token_length());
+  detail::WalkCandidates(s.walker, trie, compiled_->trie_bytes(), s.candidates.data(), words);
+  s.walker.End();
+}
+
+std::vector<StateId> TokenMatcher::ItemStates() const {
+  std::vector<StateId> out;
+  for (const detail::Item& it : MatcherAccess::parser(matcher_).items()) out.push_back(it.state);
+  return out;
+}
+
+std::vector<TokenId> TokenMatcher::AllowedTokens() {
+  std::vector<uint32_t> words(MaskWords());
+  FillMask(words.data(), words.size());
+  std::vector<TokenId> out;
+  const size_t v = compiled_->vocab().size();
+  for (size_t id = 0; id < v; ++id) {
+    if (detail::TestBit(words.data(), static_cast<uint32_t>(id))) out.push_back(static_cast<TokenId>(id));
+  }
+  return out;
+}
+
+}  // namespace gbnf

@@ -1,0 +1,57 @@
+// The token trie's byte strings stored in trie order (position p's bytes right after position
+// p-1's), so that walks read them sequentially instead of jumping through the vocabulary in id
+// order (a cache miss per token on 128k+ vocabularies). One copy per vocabulary content, shared
+// by every CompiledGrammar of that vocabulary (a registry of weak references keyed by the
+// vocabulary fingerprint and size).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gbnf_sampler/vocab.h"
+
+namespace gbnf::detail {
+
+class TrieBytes {
+ public:
+  static std::shared_ptr<const TrieBytes> For(const Vocab& vocab);
+  explicit TrieBytes(const TokenTrie& trie);
+
+  std::string_view at(size_t pos) const {
+    return std::string_view(bytes_.data() + offsets_[pos], offsets_[pos + 1] - offsets_[pos]);
+  }
+
+ private:
+  std::string bytes_;
+  std::vector<uint32_t> offsets_;  // trie size + 1
+};
+
+// A trie walk over every position (see TokenTrie's invariants), reading bytes from TrieBytes.
+// `visit(pos, keep, add)` returns how many bytes of `add` were taken; the walk then moves to the
+// next position (all taken) or past every token sharing the refused prefix, and calls
+// `skipped(from, to)` for the positions jumped over (refused with the same prefix).
+template <typename Visit, typename Skipped>
+void WalkTrie(const TokenTrie& trie, const TrieBytes& tb, Visit&& visit, Skipped&& skipped) {
+  const size_t size = trie.size();
+  uint32_t held = 0;
+  for (size_t pos = 0; pos < size;) {
+    const uint32_t lcp = trie.lcp(pos);
+    const uint32_t keep = held < lcp ? held : lcp;
+    std::string_view bytes = tb.at(pos);
+    std::string_view add = bytes.substr(keep);
+    const size_t n = visit(pos, keep, add);
+    if (n == add.size()) {
+      held = static_cast<uint32_t>(bytes.size());
+      ++pos;
+      continue;
+    }
+    held = static_cast<uint32_t>(keep + n);
+    const size_t next = trie.NextDiverging(pos, held + 1);
+    if (next > pos + 1) skipped(pos + 1, next);
+    pos = next;
+  }
+}
+
+}  // namespace gbnf::detail

@@ -1,0 +1,131 @@
+"""``compile(grammar, vocab)``: a grammar bound to a tokenizer vocabulary.
+
+A :class:`CompiledGrammar` is immutable and thread-safe: share one between any number of
+token-level matchers (``gs.Matcher(compiled)``) on any threads. Compiling resolves the grammar's
+token references (``<[id]>`` must be inside the vocabulary, ``<text>`` must be exactly one token,
+else :class:`GrammarError` with ``code`` ``"token_id_out_of_range"``, ``"unknown_token"`` or
+``"ambiguous_token"``) and costs milliseconds: the per-state token-mask cache is filled lazily,
+the first time a state is met.
+
+Compiled grammars are cached by (grammar text, root, vocabulary fingerprint, limits) in a
+process-wide LRU whose budget is :data:`DEFAULT_CACHE_LIMIT_BYTES` (256 MiB of mask-cache
+memory; change it with :func:`set_cache_limit_bytes`, 0 disables the cache).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from . import _core
+from .grammar import Grammar
+from .matcher import (
+    DEFAULT_MAX_ROLLBACK,
+    DEFAULT_MAX_STATE_SIZE,
+    _automaton,
+    _check_uint32,
+)
+from .vocab import Vocab
+
+DEFAULT_CACHE_LIMIT_BYTES = 256 << 20
+
+_cache_lock = threading.Lock()
+_cache: OrderedDict[tuple[Any, ...], CompiledGrammar] = OrderedDict()
+_cache_limit_bytes = DEFAULT_CACHE_LIMIT_BYTES
+
+
+class CompiledGrammar:
+    """A grammar compiled against a vocabulary (see :func:`compile`)."""
+
+    __slots__ = ("_native", "grammar", "vocab")
+
+    def __init__(self, native: _core.CompiledGrammar, grammar: Grammar, vocab: Vocab) -> None:
+        self._native = native
+        self.grammar = grammar
+        self.vocab = vocab
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self._native.vocab_size)
+
+    @property
+    def cache_bytes(self) -> int:
+        """Memory held by the token-mask cache entries filled so far."""
+        return int(self._native.cache_bytes)
+
+    @property
+    def cached_states(self) -> int:
+        return int(self._native.cached_states)
+
+    def __repr__(self) -> str:
+        return (f"<CompiledGrammar vocab_size={self.vocab_size} "
+                f"cached_states={self.cached_states} cache_bytes={self.cache_bytes}>")
+
+
+def _key(grammar: Grammar, vocab: Vocab, max_state_size: int, max_rollback: int) -> tuple[Any, ...]:
+    return (grammar.to_gbnf(), grammar.root, vocab.fingerprint, max_state_size, max_rollback)
+
+
+def _evict_locked() -> None:
+    total = sum(c.cache_bytes for c in _cache.values())
+    while _cache and (total > _cache_limit_bytes or _cache_limit_bytes == 0):
+        _, old = _cache.popitem(last=False)
+        total -= old.cache_bytes
+
+
+def compile(  # noqa: A001 - the public name of DESIGN 3
+    grammar: Grammar,
+    vocab: Vocab,
+    *,
+    max_state_size: int = DEFAULT_MAX_STATE_SIZE,
+    max_rollback: int = DEFAULT_MAX_ROLLBACK,
+    cache: bool = True,
+) -> CompiledGrammar:
+    """Compiles ``grammar`` against ``vocab`` (cached; see the module docstring)."""
+    if not isinstance(grammar, Grammar):
+        raise TypeError(f"compile expects a gbnf_sampler.Grammar, got {type(grammar).__name__}")
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"compile expects a gbnf_sampler.Vocab, got {type(vocab).__name__}")
+    _check_uint32("max_state_size", max_state_size, 1)
+    _check_uint32("max_rollback", max_rollback, 0)
+    key = _key(grammar, vocab, max_state_size, max_rollback) if cache else None
+    if key is not None:
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _cache.move_to_end(key)
+                return hit
+    native = _core.CompiledGrammar.compile(
+        _automaton(grammar), vocab._native, max_state_size, max_rollback)
+    compiled = CompiledGrammar(native, grammar, vocab)
+    if key is not None:
+        with _cache_lock:
+            compiled = _cache.setdefault(key, compiled)
+            _cache.move_to_end(key)
+            _evict_locked()
+    return compiled
+
+
+def set_cache_limit_bytes(limit: int) -> None:
+    """Sets the compile cache's memory budget (bytes of mask cache); 0 disables caching."""
+    global _cache_limit_bytes
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError(f"cache limit must be an int >= 0, got {limit!r}")
+    with _cache_lock:
+        _cache_limit_bytes = limit
+        _evict_locked()
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+__all__ = [
+    "DEFAULT_CACHE_LIMIT_BYTES",
+    "CompiledGrammar",
+    "clear_cache",
+    "compile",
+    "set_cache_limit_bytes",
+]
