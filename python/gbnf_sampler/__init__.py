@@ -35,8 +35,8 @@ __all__ = [
     "allocate_bitmask",
     "apply_bitmask",
     "ast",
-    "llama",
     "bitmask_words",
     "compile",
     "fill_masks",
+    "llama",
 ]

@@ -59,8 +59,10 @@ class CompiledGrammar:
         return int(self._native.cached_states)
 
     def __repr__(self) -> str:
-        return (f"<CompiledGrammar vocab_size={self.vocab_size} "
-                f"cached_states={self.cached_states} cache_bytes={self.cache_bytes}>")
+        return (
+            f"<CompiledGrammar vocab_size={self.vocab_size} "
+            f"cached_states={self.cached_states} cache_bytes={self.cache_bytes}>"
+        )
 
 
 def _key(grammar: Grammar, vocab: Vocab, max_state_size: int, max_rollback: int) -> tuple[Any, ...]:
@@ -74,7 +76,7 @@ def _evict_locked() -> None:
         total -= old.cache_bytes
 
 
-def compile(  # noqa: A001 - the public name of DESIGN 3
+def compile(
     grammar: Grammar,
     vocab: Vocab,
     *,
@@ -97,7 +99,8 @@ def compile(  # noqa: A001 - the public name of DESIGN 3
                 _cache.move_to_end(key)
                 return hit
     native = _core.CompiledGrammar.compile(
-        _automaton(grammar), vocab._native, max_state_size, max_rollback)
+        _automaton(grammar), vocab._native, max_state_size, max_rollback
+    )
     compiled = CompiledGrammar(native, grammar, vocab)
     if key is not None:
         with _cache_lock:

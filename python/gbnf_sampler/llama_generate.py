@@ -102,8 +102,7 @@ def _stream_tokens(
     sampler = GrammarSampler(matcher_for(llm, grammar)) if grammar is not None else None
     chain = _sampler_chain(sampler, options, int(llm.n_vocab()), int(llm.token_eos()))
     try:
-        llm.reset()
-        llm.eval(prompt_tokens)
+        _evaluate_prompt(llm, prompt_tokens)
         vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
         while len(progress.tokens) < options["max_tokens"]:
             token = int(llama_cpp.llama_sampler_sample(chain, llm._ctx.ctx, -1))
@@ -121,6 +120,25 @@ def _stream_tokens(
             yield llm.detokenize(new)
     finally:
         llama_cpp.llama_sampler_free(chain)  # frees the grammar sampler too
+
+
+def _evaluate_prompt(llm: Any, tokens: list[int]) -> None:
+    """Evaluates the prompt, reusing the model's cached prefix when it matches (as
+    llama-cpp-python's own generate does). The last prompt token is always evaluated again so
+    that its logits are fresh."""
+    cached = llm._input_ids.tolist()
+    common = 0
+    for old, new in zip(cached, tokens, strict=False):
+        if old != new:
+            break
+        common += 1
+    reuse = min(common, len(tokens) - 1)
+    if reuse > 0 and llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
+        llm.n_tokens = reuse
+        llm.eval(tokens[reuse:])
+        return
+    llm.reset()
+    llm.eval(tokens)
 
 
 def _text_chunks(raw: Iterator[bytes], progress: _Progress) -> Iterator[str]:

@@ -98,7 +98,8 @@ class Matcher:
         if not isinstance(grammar, Grammar):
             raise TypeError(
                 "Matcher expects a gbnf_sampler.Grammar or CompiledGrammar, "
-                f"got {type(grammar).__name__}")
+                f"got {type(grammar).__name__}"
+            )
         _check_uint32("max_state_size", max_state_size, 1)
         _check_uint32("max_rollback", max_rollback, 0)
         self._grammar = grammar
@@ -115,7 +116,9 @@ class Matcher:
 
     def _token_level(self, what: str) -> Any:
         if self._compiled is None:
-            raise TypeError(f"{what} needs a token-level matcher: Matcher(gs.compile(grammar, vocab))")
+            raise TypeError(
+                f"{what} needs a token-level matcher: Matcher(gs.compile(grammar, vocab))"
+            )
         return self._core
 
     def accept_token(self, token_id: int) -> bool:
@@ -224,7 +227,8 @@ def _check_bitmask(bitmask: object, index: int, words: int) -> None:
     if bitmask.shape[-1] < words:
         raise ValueError(
             f"bitmask rows need at least {words} int32 words (ceil(vocab/32)), "
-            f"got shape {bitmask.shape}")
+            f"got shape {bitmask.shape}"
+        )
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise TypeError(f"index must be an int, got {type(index).__name__}")
     rows = 1 if bitmask.ndim == 1 else bitmask.shape[0]
