@@ -8,8 +8,9 @@ no JSON value satisfies the subschema.
 from __future__ import annotations
 
 import json
+import operator
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -406,7 +407,7 @@ def _fits(v: Any, flat: dict[str, Any]) -> bool:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return _number_fits(Decimal(str(v)), flat)
     if isinstance(v, list):
-        return flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v))
+        return bool(flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v)))
     if isinstance(v, dict):
         required = flat.get("required", [])
         return all(r in v for r in required if isinstance(r, str))
@@ -425,21 +426,23 @@ def _string_fits(v: str, flat: dict[str, Any]) -> bool:
         nodes += [regex_node(FORMATS[f], "", search=False) for f in formats if f in FORMATS]
         return all(_dfa.from_regex(n).matches(v) for n in nodes)
     except (Unsupported, _dfa.TooLarge):
-        return True  # the pattern is reported where it is compiled
+        return False  # cannot check the value: leaving it out keeps the grammar sound
+
+
+_NUMBER_CHECKS: dict[str, Callable[[Decimal, Decimal], bool]] = {
+    "minimum": operator.ge,
+    "maximum": operator.le,
+    "exclusiveMinimum": operator.gt,
+    "exclusiveMaximum": operator.lt,
+    "multipleOf": lambda x, b: b <= 0 or x % b == 0,
+}
 
 
 def _number_fits(x: Decimal, flat: dict[str, Any]) -> bool:
-    checks = [
-        ("minimum", lambda b: x >= b),
-        ("maximum", lambda b: x <= b),
-        ("exclusiveMinimum", lambda b: x > b),
-        ("exclusiveMaximum", lambda b: x < b),
-        ("multipleOf", lambda b: b <= 0 or x % b == 0),
-    ]
-    for key, ok in checks:
+    for key, ok in _NUMBER_CHECKS.items():
         bound = flat.get(key)
         numeric = isinstance(bound, (int, float)) and not isinstance(bound, bool)
-        if numeric and not ok(Decimal(str(bound))):
+        if numeric and not ok(x, Decimal(str(bound))):
             return False
     return True
 
