@@ -14,7 +14,7 @@ BAD: list[tuple[str | bytes, str, int, int]] = [
     ('root ::= "a\\', "unterminated_literal", 1, 10),
     ("root ::= [a-z", "unterminated_class", 1, 10),
     ('root ::= "\\q"', "unknown_escape", 1, 11),
-    ('root ::= [\\d]', "unknown_escape", 1, 11),
+    ("root ::= [\\d]", "unknown_escape", 1, 11),
     ('root ::= "\\x4"', "bad_escape", 1, 11),
     ('root ::= "\\uZZZZ"', "bad_escape", 1, 11),
     ('root ::= "\\U00110000"', "codepoint_out_of_range", 1, 11),
@@ -133,8 +133,12 @@ def test_grammar_error_pickles_with_its_fields() -> None:
     with pytest.raises(gs.GrammarError) as info:
         gs.Grammar.from_gbnf("root ::= [z-a]")
     copy = pickle.loads(pickle.dumps(info.value))
-    assert (copy.code, copy.line, copy.column, copy.snippet) == ("inverted_range", 1, 11,
-                                                                 "root ::= [z-a]")
+    assert (copy.code, copy.line, copy.column, copy.snippet) == (
+        "inverted_range",
+        1,
+        11,
+        "root ::= [z-a]",
+    )
     assert str(copy) == str(info.value)
 
 
@@ -155,7 +159,7 @@ def test_rule_count_limit() -> None:
 
 def test_node_count_limit() -> None:
     with pytest.raises(gs.GrammarError) as info:
-        gs.Grammar.from_gbnf('root ::= ' + '"a" ' * 50, limits=gs.GrammarLimits(max_nodes=20))
+        gs.Grammar.from_gbnf("root ::= " + '"a" ' * 50, limits=gs.GrammarLimits(max_nodes=20))
     assert info.value.code == "grammar_too_large"
 
 

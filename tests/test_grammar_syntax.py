@@ -34,17 +34,17 @@ CASES: list[tuple[str, object]] = [
     (r'root ::= "\x41\u00e9\U0001F600"', Literal((0x41, 0xE9, 0x1F600))),
     (r'root ::= "\n\r\t\\\"\[\]\-"', lit('\n\r\t\\"[]-')),
     ('root ::= "é日😀"', lit("é日😀")),
-    ('root ::= [a-z]', CharClass(((97, 122),))),
-    ('root ::= [^a-z0-9_]', CharClass(((97, 122), (48, 57), (95, 95)), True)),
-    (r'root ::= [\]\-\\\x00-\x1F]', CharClass(((93, 93), (45, 45), (92, 92), (0, 31)))),
-    ('root ::= [-a]', CharClass(((45, 45), (97, 97)))),
-    ('root ::= [a-]', CharClass(((97, 97), (45, 45)))),
-    ('root ::= [^]', CharClass((), True)),
-    ('root ::= [é-ü]', CharClass(((0xE9, 0xFC),))),
-    ('root ::= .', AnyChar()),
+    ("root ::= [a-z]", CharClass(((97, 122),))),
+    ("root ::= [^a-z0-9_]", CharClass(((97, 122), (48, 57), (95, 95)), True)),
+    (r"root ::= [\]\-\\\x00-\x1F]", CharClass(((93, 93), (45, 45), (92, 92), (0, 31)))),
+    ("root ::= [-a]", CharClass(((45, 45), (97, 97)))),
+    ("root ::= [a-]", CharClass(((97, 97), (45, 45)))),
+    ("root ::= [^]", CharClass((), True)),
+    ("root ::= [é-ü]", CharClass(((0xE9, 0xFC),))),
+    ("root ::= .", AnyChar()),
     ('root ::= ("a" "b")', Sequence((lit("a"), lit("b")))),
     ('root ::= ("a")', lit("a")),
-    ('root ::= ()', Sequence(())),
+    ("root ::= ()", Sequence(())),
     ('root ::= "a" | ', Alternation((lit("a"), Sequence(())))),
     ('root ::= | "a"', Alternation((Sequence(()), lit("a")))),
     ('root ::= "a"*', Repeat(lit("a"), 0, INF)),
@@ -59,14 +59,20 @@ CASES: list[tuple[str, object]] = [
     ('root ::= "a"{250000}', Repeat(lit("a"), 250000, 250000)),
     ('root ::= "a"**', Repeat(Repeat(lit("a"), 0, INF), 0, INF)),
     ('root ::= "a" *', Repeat(lit("a"), 0, INF)),
-    ('root ::= ("a" | "b")+ "c"', Sequence((Repeat(Alternation((lit("a"), lit("b"))), 1, INF),
-                                           lit("c")))),
+    (
+        'root ::= ("a" | "b")+ "c"',
+        Sequence((Repeat(Alternation((lit("a"), lit("b"))), 1, INF), lit("c"))),
+    ),
     ("root ::= <[42]>", TokenRef(42, None, False)),
     ("root ::= !<[42]>", TokenRef(42, None, True)),
     ("root ::= <think>", TokenRef(None, "<think>", False)),
     ("root ::= !<|im_end|>", TokenRef(None, "<|im_end|>", True)),
-    ("root ::= <think> .* </think>", Sequence((TokenRef(None, "<think>"), Repeat(AnyChar(), 0, INF),
-                                              TokenRef(None, "</think>")))),
+    (
+        "root ::= <think> .* </think>",
+        Sequence(
+            (TokenRef(None, "<think>"), Repeat(AnyChar(), 0, INF), TokenRef(None, "</think>"))
+        ),
+    ),
     # Comments, and newlines inside parentheses, after ::= and after |.
     ('root ::= "a" # comment "b"', lit("a")),
     ('root ::=\n  "a"', lit("a")),
@@ -107,8 +113,9 @@ def test_rules_keep_definition_order_even_when_referenced_first() -> None:
 
 def test_left_recursion_is_a_valid_grammar() -> None:
     g = gs.Grammar.from_gbnf('root ::= root "+" term | term\nterm ::= [0-9]')
-    assert g.rules["root"] == Alternation((Sequence((RuleRef("root"), lit("+"), RuleRef("term"))),
-                                           RuleRef("term")))
+    assert g.rules["root"] == Alternation(
+        (Sequence((RuleRef("root"), lit("+"), RuleRef("term"))), RuleRef("term"))
+    )
     assert g.warnings == []
 
 
@@ -140,6 +147,10 @@ def test_custom_root() -> None:
 def test_bytes_and_str_input_agree() -> None:
     text = 'root ::= "é" [^"]'
     assert gs.Grammar.from_gbnf(text) == gs.Grammar.from_gbnf(text.encode())
+
+
+def test_utf8_byte_order_mark_is_ignored() -> None:
+    assert gs.Grammar.from_gbnf('\ufeffroot ::= "a"') == gs.Grammar.from_gbnf('root ::= "a"')
 
 
 def test_nul_in_literal_is_data() -> None:

@@ -7,5 +7,8 @@ namespace gbnf::bindings {
 
 void BindGrammar(pybind11::module_& m);
 void BindMatcher(pybind11::module_& m);
+void BindVocab(pybind11::module_& m);
+void BindKernels(pybind11::module_& m);
+void BindLlama(pybind11::module_& m);
 
 }  // namespace gbnf::bindings

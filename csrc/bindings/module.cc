@@ -7,4 +7,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "gbnf-sampler C++ core";
   gbnf::bindings::BindGrammar(m);
   gbnf::bindings::BindMatcher(m);
+  gbnf::bindings::BindVocab(m);
+  gbnf::bindings::BindKernels(m);
+  gbnf::bindings::BindLlama(m);
 }

@@ -79,6 +79,7 @@ Grammar ParseGrammar(std::string_view text, std::string_view root, const Grammar
                                  invalid, 1)});
   }
   GrammarBuilder builder;
+  builder.nodes.reserve(text.size() / 6);  // real grammars hold about one node per 5-10 bytes
   std::vector<Diagnostic> warnings;
   detail::ParseRules(text, map, limits, &builder, &warnings);
   RuleId root_id = 0;

@@ -11,7 +11,10 @@ from .errors import (
     SchemaError,
 )
 from .grammar import Grammar
+from .kernels import allocate_bitmask, apply_bitmask, bitmask_words
 from .limits import GrammarLimits
+from .matcher import Matcher
+from .vocab import Vocab
 
 __version__ = "0.1.0"
 
@@ -22,7 +25,12 @@ __all__ = [
     "GrammarError",
     "GrammarLimits",
     "GrammarTooComplexError",
+    "Matcher",
     "SchemaError",
+    "Vocab",
     "__version__",
+    "allocate_bitmask",
+    "apply_bitmask",
     "ast",
+    "bitmask_words",
 ]

@@ -8,7 +8,6 @@ matches code points; ``"\\xff"`` is U+00FF, not a byte).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class Alternation:
     items: tuple[Node, ...]
 
 
-Node = Union[Literal, CharClass, AnyChar, RuleRef, TokenRef, Repeat, Sequence, Alternation]
+Node = Literal | CharClass | AnyChar | RuleRef | TokenRef | Repeat | Sequence | Alternation
 
 __all__ = [
     "Alternation",

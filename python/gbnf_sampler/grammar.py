@@ -156,6 +156,21 @@ class Grammar:
 
         return cls.from_gbnf(JSON_GBNF)
 
+    @classmethod
+    def coerce(cls, value: Any) -> Grammar:
+        """A Grammar from what users pass around: a Grammar (as is), GBNF text (str or bytes),
+        a JSON Schema (dict) or a Pydantic model class."""
+        if isinstance(value, Grammar):
+            return value
+        if isinstance(value, (str, bytes)):
+            return cls.from_gbnf(value)
+        if isinstance(value, dict) or hasattr(value, "model_json_schema"):
+            return cls.from_json_schema(value)
+        raise TypeError(
+            "expected a Grammar, GBNF text, a JSON Schema dict or a Pydantic model class, "
+            f"not {type(value).__name__}"
+        )
+
     @property
     def root(self) -> str:
         return str(self._core.root_name)

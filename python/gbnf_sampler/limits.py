@@ -25,7 +25,9 @@ class GrammarLimits:
         for f in fields(self):
             value = getattr(self, f.name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"GrammarLimits.{f.name} must be a non-negative int, got {value!r}")
+                raise ValueError(
+                    f"GrammarLimits.{f.name} must be a non-negative int, got {value!r}"
+                )
             if value > 2**32 - 1:
                 raise ValueError(f"GrammarLimits.{f.name} must be below 2**32, got {value}")
 

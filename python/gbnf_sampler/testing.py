@@ -39,8 +39,18 @@ def _download_with_pip(version: str, dest: Path) -> Path:
     # --no-build-isolation: pip still prepares the sdist's metadata, and with isolation that
     # means building cmake from source (tens of minutes). The installed backend is enough.
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-        "--no-build-isolation", "--quiet", f"{_SDIST_PROJECT}=={version}", "-d", str(dest),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--no-build-isolation",
+        "--quiet",
+        f"{_SDIST_PROJECT}=={version}",
+        "-d",
+        str(dest),
     ]
     subprocess.run(cmd, check=True, capture_output=True, timeout=900)
     found = sorted(dest.glob("*.tar.gz"))
@@ -55,7 +65,7 @@ def _download_from_json_api(version: str, dest: Path) -> Path:
         release = json.load(response)
     for file in release["urls"]:
         if file["packagetype"] == "sdist":
-            target = dest / file["filename"]
+            target = dest / str(file["filename"])
             with urllib.request.urlopen(file["url"], timeout=600) as src, open(target, "wb") as out:
                 shutil.copyfileobj(src, out)
             return target

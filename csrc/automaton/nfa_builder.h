@@ -1,0 +1,67 @@
+// Thompson construction: a Grammar's rules as one byte-level NFA with epsilon edges. Every rule
+// gets a start state and one final state; repetition x{m,n} becomes m copies of x followed by a
+// nested optional chain of n-m copies (x (x (x)?)?)?, so each state's epsilon closure stays small.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "automaton/utf8_ranges.h"
+#include "gbnf_sampler/automaton.h"
+
+namespace gbnf::detail {
+
+enum class NfaEdgeKind : uint8_t { kEpsilon, kByte, kCall, kToken };
+
+struct NfaEdge {
+  StateId from = 0;
+  StateId target = 0;
+  NfaEdgeKind kind = NfaEdgeKind::kEpsilon;
+  uint8_t lo = 0;      // kByte
+  uint8_t hi = 0;      // kByte
+  uint32_t label = 0;  // kCall: rule id; kToken: token-ref node id
+};
+
+struct Nfa {
+  uint32_t num_states = 0;
+  std::vector<NfaEdge> edges;
+  std::vector<StateId> rule_start;  // per rule
+  std::vector<StateId> rule_final;  // per rule
+};
+
+// Builds the NFA of every rule. Throws LimitError("max_automaton_size" / "max_nesting_depth").
+Nfa BuildNfa(const Grammar& grammar, const AutomatonLimits& limits);
+
+class NfaBuilder {
+ public:
+  NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits);
+  Nfa Finish() { return std::move(nfa_); }
+  void BuildRule(RuleId rule);
+
+ private:
+  StateId NewState();
+  void AddEdge(StateId from, StateId target, NfaEdgeKind kind, uint32_t label = 0,
+               uint8_t lo = 0, uint8_t hi = 0);
+  void CheckSize() const;
+  // Adds the fragment of `node` starting at `in` and returns its end state. Never adds an edge
+  // into `in`, so fragments can share their start state.
+  StateId Build(NodeId node, StateId in, uint32_t depth);
+  StateId BuildRuleRef(const Node& node, StateId in, uint32_t depth);
+  StateId BuildLiteral(const Node& node, StateId in);
+  StateId BuildCodepoints(NodeId id, StateId in);
+  StateId BuildAlternation(const Node& node, StateId in, uint32_t depth);
+  StateId BuildRepeat(const Node& node, StateId in, uint32_t depth);
+  StateId BuildStar(NodeId child, StateId in, uint32_t depth);
+  StateId BuildPlus(NodeId child, StateId in, uint32_t depth);
+  const std::vector<Utf8Sequence>& Sequences(NodeId id);
+
+  const Grammar& grammar_;
+  AutomatonLimits limits_;
+  Nfa nfa_;
+  std::unordered_map<NodeId, std::vector<Utf8Sequence>> sequences_;  // per class / any node
+  std::vector<uint8_t> inline_;        // per rule: expand references in place
+  std::vector<uint32_t> rule_depth_;   // per rule: AST depth of the body
+};
+
+}  // namespace gbnf::detail

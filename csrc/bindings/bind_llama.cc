@@ -1,0 +1,55 @@
+// Python bindings of the native llama.cpp sampler hook: the addresses of the hook functions
+// (Python builds llama.cpp's function table from them) and access to a live sampler's context.
+#include <cstdint>
+#include <string>
+
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.h"
+#include "llama/sampler_hook.h"
+
+namespace py = pybind11;
+
+namespace gbnf::bindings {
+namespace {
+
+template <typename F>
+uintptr_t FunctionAddress(F* f) {
+  return reinterpret_cast<uintptr_t>(f);
+}
+
+llama::SamplerContext* ContextAt(uintptr_t address) {
+  if (address == 0) throw py::value_error("null sampler context");
+  return reinterpret_cast<llama::SamplerContext*>(address);
+}
+
+}  // namespace
+
+void BindLlama(py::module_& m) {
+  m.def("llama_hook_functions", [] {
+    py::dict out;
+    out["name"] = FunctionAddress(&llama::HookName);
+    out["accept"] = FunctionAddress(&llama::HookAccept);
+    out["apply"] = FunctionAddress(&llama::HookApply);
+    out["reset"] = FunctionAddress(&llama::HookReset);
+    out["clone"] = FunctionAddress(&llama::HookClone);
+    out["free"] = FunctionAddress(&llama::HookFree);
+    return out;
+  });
+  // Raw-pointer entry points: the address must be a live context created by this module.
+  m.def("_unsafe_sampler_error",
+        [](uintptr_t ctx) { return ContextAt(ctx)->error; });
+  m.def("_unsafe_sampler_accepted",
+        [](uintptr_t ctx) { return ContextAt(ctx)->accepted; });
+  m.def("_unsafe_sampler_forced_bytes",
+        [](uintptr_t ctx) { return py::bytes(ContextAt(ctx)->constraint->ForcedBytes()); });
+  m.def("_unsafe_sampler_acceptable_prefix", [](uintptr_t ctx, const std::vector<int32_t>& t) {
+    return ContextAt(ctx)->constraint->AcceptablePrefix(t.data(), t.size());
+  });
+  m.def("_unsafe_sampler_is_terminated",
+        [](uintptr_t ctx) { return ContextAt(ctx)->constraint->IsTerminated(); });
+  m.def("_unsafe_destroy_sampler_context",
+        [](uintptr_t ctx) { llama::DestroyContext(ContextAt(ctx)); });
+}
+
+}  // namespace gbnf::bindings

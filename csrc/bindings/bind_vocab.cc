@@ -1,0 +1,65 @@
+// Python bindings of the vocabulary and token trie.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings/bindings.h"
+#include "gbnf_sampler/vocab.h"
+
+namespace py = pybind11;
+
+namespace gbnf::bindings {
+namespace {
+
+std::shared_ptr<Vocab> MakeVocab(const std::vector<std::string>& tokens,
+                                 std::vector<TokenId> eos_ids, std::vector<TokenId> special_ids) {
+  // Vocab is immutable (every method is const); pybind11 holds it through a non-const pointer.
+  return std::const_pointer_cast<Vocab>(
+      Vocab::Create(tokens, std::move(eos_ids), std::move(special_ids)));
+}
+
+const TokenTrie& TrieNoGil(const Vocab& v) {
+  py::gil_scoped_release release;
+  return v.trie();
+}
+
+py::tuple WalkFilter(const Vocab& v, const std::vector<std::string>& texts) {
+  size_t visited = 0;
+  std::vector<TokenId> ids = WalkPrefixFilter(TrieNoGil(v), texts, &visited);
+  return py::make_tuple(ids, visited);
+}
+
+}  // namespace
+
+void BindVocab(py::module_& m) {
+  py::class_<Vocab, std::shared_ptr<Vocab>>(m, "Vocab")
+      .def(py::init(&MakeVocab), py::arg("tokens"), py::arg("eos_ids"), py::arg("special_ids"))
+      .def_property_readonly("size", &Vocab::size)
+      .def_property_readonly("fingerprint", &Vocab::fingerprint)
+      .def_property_readonly("fingerprint_hex", &Vocab::FingerprintHex)
+      .def_property_readonly("eos_ids", &Vocab::eos_ids)
+      .def_property_readonly("special_ids", &Vocab::special_ids)
+      .def_property_readonly("max_token_length", &Vocab::max_token_length)
+      .def("token_bytes",
+           [](const Vocab& v, TokenId id) { return py::bytes(std::string(v.Token(id))); })
+      .def("is_eos", &Vocab::IsEos)
+      .def("is_special", &Vocab::IsSpecial)
+      .def("find_by_text",
+           [](const Vocab& v, const py::bytes& text) { return v.FindByText(std::string(text)); })
+      .def("build_trie", [](const Vocab& v) { TrieNoGil(v); })
+      .def("trie_sorted_ids", [](const Vocab& v) { return TrieNoGil(v).sorted_ids(); })
+      .def("trie_lcp", [](const Vocab& v) { return TrieNoGil(v).lcps(); })
+      .def("trie_subtree_end", [](const Vocab& v) { return TrieNoGil(v).subtree_ends(); })
+      .def("trie_excluded_ids", [](const Vocab& v) { return TrieNoGil(v).excluded_ids(); })
+      .def("trie_next_diverging",
+           [](const Vocab& v, size_t pos, uint32_t depth) {
+             const TokenTrie& t = TrieNoGil(v);
+             if (pos >= t.size()) throw py::value_error("trie position out of range");
+             return t.NextDiverging(pos, depth);
+           })
+      .def("trie_walk_prefix_filter", &WalkFilter, py::arg("texts"));
+}
+
+}  // namespace gbnf::bindings

@@ -1,0 +1,79 @@
+// The byte-level Matcher: one per generated sequence. It tracks every way the bytes accepted so
+// far can be parsed by the grammar (an Earley-style set of items over a graph-structured stack),
+// so ambiguity and left recursion cost polynomial time, and a configurable cap on the state size
+// turns a pathological grammar into a LimitError instead of a hang.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "gbnf_sampler/automaton.h"
+
+namespace gbnf {
+
+// Resource limits of one Matcher, with their defaults.
+struct MatcherLimits {
+  // Cap on the work of one byte step: parser items created plus stack entries created or visited
+  // (limit name "max_state_size"). Unambiguous grammars stay in the tens; reaching the cap
+  // throws LimitError and leaves the matcher as it was before the call.
+  uint32_t max_state_size = 100000;
+  // Accept calls that rollback() can undo (older history is dropped).
+  uint32_t max_rollback = 256;
+  // ForcedBytes() stops after this many bytes.
+  uint32_t max_forced_bytes = 65536;
+};
+
+namespace detail {
+class MatcherImpl;
+}
+
+class Matcher {
+ public:
+  explicit Matcher(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits = {});
+  ~Matcher();
+  Matcher(Matcher&&) noexcept;
+  Matcher& operator=(Matcher&&) noexcept;
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
+
+  // Advances over `bytes`. Atomic: on false (a byte the grammar does not allow here, or the
+  // sequence already terminated) the state is exactly as before. Throws LimitError (state also
+  // unchanged) when a step exceeds max_state_size.
+  bool AcceptBytes(std::string_view bytes);
+  // Ends the sequence; refused (false) unless CanTerminate().
+  bool AcceptEos();
+  // Crosses token-reference edges <[id]> / !<[id]> with `token_id` (text references need a
+  // vocabulary and never match here). Atomic like AcceptBytes.
+  bool AcceptTokenRef(uint32_t token_id);
+
+  // The bytes accepted so far are a complete sentence of the root rule.
+  bool CanTerminate() const;
+  bool IsTerminated() const;
+
+  // Undoes the last n accept calls (AcceptBytes, AcceptEos, AcceptTokenRef). Throws
+  // std::invalid_argument if n > RollbackAvailable().
+  void Rollback(size_t n);
+  size_t RollbackAvailable() const;
+
+  // An independent copy sharing the immutable automaton.
+  Matcher Fork() const;
+  // Back to the start of a sentence; history cleared.
+  void Reset();
+  // The longest byte string every continuation must start with (empty when there is a choice,
+  // a token reference, or the sentence may end here). The state is unchanged.
+  std::string ForcedBytes();
+  // Live parser items (deterministic; for tests of pathological grammars).
+  size_t StateSize() const;
+
+  const Automaton& automaton() const;
+  const MatcherLimits& limits() const;
+
+ private:
+  explicit Matcher(std::unique_ptr<detail::MatcherImpl> impl);
+  std::unique_ptr<detail::MatcherImpl> impl_;
+};
+
+}  // namespace gbnf

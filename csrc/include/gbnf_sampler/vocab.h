@@ -1,0 +1,225 @@
+// The tokenizer vocabulary (token id -> bytes, EOS and special ids) and its token trie.
+//
+// A Vocab is immutable once created and shared through std::shared_ptr<const Vocab>; every
+// method is safe to call from many threads. The token trie is built on first use of trie()
+// (thread-safe, once per Vocab).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gbnf {
+
+using TokenId = int32_t;
+
+class TokenTrie;
+
+// Thrown for a vocabulary that cannot be built (empty, ids out of range, ...) and for a token id
+// outside the vocabulary. Derives from std::invalid_argument (Python: ValueError).
+class VocabError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+class Vocab {
+ public:
+  // tokens[id] is the exact byte string of token `id` (any bytes: partial UTF-8, NUL, empty).
+  // eos_ids: the end-of-generation tokens; special_ids: control tokens never produced as text.
+  // Both may hold duplicates and may overlap; they are stored sorted and deduplicated.
+  // Throws VocabError on an empty token list, an id outside [0, size), or more than 2^31-1
+  // tokens or 4 GiB of token bytes.
+  static std::shared_ptr<const Vocab> Create(const std::vector<std::string>& tokens,
+                                             std::vector<TokenId> eos_ids,
+                                             std::vector<TokenId> special_ids);
+
+  size_t size() const { return offsets_.size() - 1; }
+  // The bytes of token `id`; the view lives as long as the Vocab. Throws VocabError when `id`
+  // is outside [0, size).
+  std::string_view Token(TokenId id) const;
+  bool IsEos(TokenId id) const;
+  bool IsSpecial(TokenId id) const;
+  const std::vector<TokenId>& eos_ids() const { return eos_ids_; }
+  const std::vector<TokenId>& special_ids() const { return special_ids_; }
+  // Length of the longest token, in bytes.
+  size_t max_token_length() const { return max_token_length_; }
+
+  // A 64-bit content hash of the token bytes and the EOS and special id sets: equal for equal
+  // vocabularies on every run and platform (FNV-1a over a fixed little-endian serialization,
+  // see fingerprint.cc). Used as a cache key.
+  uint64_t fingerprint() const { return fingerprint_; }
+  // "0123456789abcdef": the fingerprint as 16 lowercase hex digits.
+  std::string FingerprintHex() const;
+
+  // Every id whose bytes equal `text` exactly, ascending (special tokens included). Used to
+  // resolve grammar token references such as <|im_end|> or <think>.
+  std::vector<TokenId> FindByText(std::string_view text) const;
+
+  // The token trie over this vocabulary's normal tokens, built on the first call.
+  const TokenTrie& trie() const;
+
+  ~Vocab();
+  Vocab(const Vocab&) = delete;
+  Vocab& operator=(const Vocab&) = delete;
+
+ private:
+  friend class TokenTrie;
+  Vocab() = default;
+  void CheckId(TokenId id, const char* what) const;
+  std::string_view TokenUnchecked(TokenId id) const {
+    return std::string_view(bytes_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
+  }
+
+  std::string bytes_;               // all token bytes, concatenated in id order
+  std::vector<uint32_t> offsets_;   // token id's bytes are bytes_[offsets_[id], offsets_[id+1])
+  std::vector<TokenId> eos_ids_;    // sorted, unique
+  std::vector<TokenId> special_ids_;  // sorted, unique
+  std::vector<uint8_t> flags_;      // per id: kEosFlag | kSpecialFlag
+  size_t max_token_length_ = 0;
+  uint64_t fingerprint_ = 0;
+  mutable std::once_flag trie_once_;
+  mutable std::unique_ptr<TokenTrie> trie_;
+};
+
+// The fingerprint function (exposed for tests): see fingerprint.cc for the exact serialization.
+uint64_t VocabFingerprint(const std::string& bytes, const std::vector<uint32_t>& offsets,
+                          const std::vector<TokenId>& eos_ids,
+                          const std::vector<TokenId>& special_ids);
+
+// ---------------------------------------------------------------------------------------------
+// TokenTrie: the implicit trie of DESIGN 2.3 over the vocabulary's *normal* tokens (every token
+// that is not special, not EOS and not empty).
+//
+// Positions 0..size()-1 hold those tokens sorted by their bytes (unsigned, lexicographic; a
+// prefix sorts before its extensions; equal byte strings by ascending id). Per position p:
+//   token_id(p)    the token at p;            bytes(p) its bytes (never empty)
+//   lcp(p)         length of the longest common prefix of bytes(p-1) and bytes(p); lcp(0) = 0
+//   subtree_end(p) the first q > p whose bytes do not start with bytes(p) (size() if none).
+// Invariants a walker may rely on (all follow from the sort order):
+//   (I1) the tokens that start with a given byte string s form one contiguous run of positions;
+//   (I2) for p < q: LCP(bytes(p), bytes(q)) = min(lcp(p+1), ..., lcp(q));
+//   (I3) every q in (p, subtree_end(p)) starts with bytes(p) (tokens with the same bytes, i.e.
+//        duplicate ids, come first) and has lcp(q) >= len(bytes(p)); subtree_end(p) is the first
+//        q > p with lcp(q) < len(bytes(p));
+//   (I4) NextDiverging(p, d) (d <= len(bytes(p))) is the first q > p with lcp(q) < d: every
+//        position in (p, NextDiverging(p, d)) starts with the first d bytes of bytes(p), and by
+//        (I1) no position from NextDiverging(p, d) on does.
+//        subtree_end(p) == NextDiverging(p, len(bytes(p))).
+//
+// Example: normal tokens {0:"a", 1:"ab", 2:"abc", 3:"abd", 4:"b", 5:"ab"}
+//   position     0     1     2      3      4      5
+//   token_id     0     1     5      2      3      4
+//   bytes        a     ab    ab     abc    abd    b
+//   lcp          0     1     2      2      2      0
+//   subtree_end  5     5     5      4      5      6
+// ---------------------------------------------------------------------------------------------
+class TokenTrie {
+ public:
+  // Borrows `vocab` (it must outlive the trie; Vocab::trie() owns one for you).
+  explicit TokenTrie(const Vocab& vocab);
+
+  // The per-position accessors are unchecked (hot path): they require pos < size().
+  size_t size() const { return ids_.size(); }
+  TokenId token_id(size_t pos) const { return ids_[pos]; }
+  uint32_t lcp(size_t pos) const { return lcp_[pos]; }
+  uint32_t subtree_end(size_t pos) const { return subtree_end_[pos]; }
+  std::string_view bytes(size_t pos) const { return vocab_->TokenUnchecked(ids_[pos]); }
+  const std::vector<TokenId>& sorted_ids() const { return ids_; }
+  const std::vector<uint32_t>& lcps() const { return lcp_; }
+  const std::vector<uint32_t>& subtree_ends() const { return subtree_end_; }
+  // Ids left out of the trie (special, EOS or empty), ascending. The mask engine handles these
+  // separately: EOS by can_terminate(), special ones only through grammar token references.
+  const std::vector<TokenId>& excluded_ids() const { return excluded_; }
+  const Vocab& vocab() const { return *vocab_; }
+
+  // See (I4): at most len(bytes(pos)) - depth + 1 jumps. Requires pos < size(); depth 0 gives
+  // size().
+  size_t NextDiverging(size_t pos, uint32_t depth) const;
+
+ private:
+  const Vocab* vocab_;
+  std::vector<TokenId> ids_;
+  std::vector<uint32_t> lcp_;
+  std::vector<uint32_t> subtree_end_;
+  std::vector<uint32_t> next_lower_;  // first q > p with lcp(q) < lcp(p) (size() if none)
+  std::vector<TokenId> excluded_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// TrieWalk: visits the trie's positions in order for a caller that keeps a stack of parser
+// states, one per byte of the prefix it holds, so a common prefix is parsed once and a refused
+// prefix is never tried again.
+//
+// At each position the caller (1) pops its stack back to keep() bytes, (2) pushes the bytes of
+// push() one at a time (= bytes().substr(keep())) and (3) reports:
+//   Next()            every byte was accepted (it now holds all of bytes()); go to position+1;
+//   Reject(accepted)  byte bytes()[accepted] was refused, it holds the first `accepted` bytes
+//                     (keep() <= accepted < bytes().size()); every following token that starts
+//                     with bytes()[0..accepted] is refused too and is skipped (I4);
+//   Skip()            it holds all of bytes() but wants no extension of this token: skips every
+//                     token that strictly extends bytes() (I3). Tokens with the very same bytes
+//                     (duplicate ids) are still visited, next, with an empty push().
+// Positions jumped over are never visited: to the caller they are refused. Every accessor and
+// move requires !Done() (the moves throw std::logic_error otherwise).
+// The kept prefix is exact: keep() == min(held, LCP(held bytes, bytes())), so the held stack after
+// popping is always a prefix of bytes().
+//
+//   TrieWalk w(vocab.trie());
+//   for (; !w.Done();) {
+//     parser.PopTo(w.keep());
+//     std::string_view add = w.push();
+//     size_t n = 0;
+//     while (n < add.size() && parser.Push(add[n])) ++n;
+//     if (n == add.size()) { allowed.Set(w.token_id()); w.Next(); }
+//     else w.Reject(w.keep() + n);
+//   }
+//
+// With the example trie above and a parser accepting only prefixes of "abd":
+//   0 "a"   keep 0, push "a"  accepted, Next()
+//   1 "ab"  keep 1, push "b"  accepted, Next()
+//   2 "ab"  keep 2, push ""   accepted, Next()
+//   3 "abc" keep 2, push "c"  refused: Reject(2) goes to the first q > 3 with lcp(q) < 3, i.e. 4
+//   4 "abd" keep 2, push "d"  accepted, Next()
+//   5 "b"   keep 0, push "b"  refused: Reject(0) goes to 6: done.
+// With a parser accepting only prefixes of "b": 0 "a" is refused at once, Reject(0) jumps to 5
+// (positions 1-4 all start with "a"), and 5 "b" is accepted.
+// ---------------------------------------------------------------------------------------------
+class TrieWalk {
+ public:
+  explicit TrieWalk(const TokenTrie& trie);
+
+  bool Done() const { return pos_ >= trie_->size(); }
+  size_t position() const { return pos_; }
+  TokenId token_id() const { return trie_->token_id(pos_); }
+  std::string_view bytes() const { return trie_->bytes(pos_); }
+  uint32_t keep() const { return keep_; }
+  std::string_view push() const { return bytes().substr(keep_); }
+
+  void Next();
+  // Throws std::invalid_argument if `accepted` is outside [keep(), bytes().size()).
+  void Reject(uint32_t accepted);
+  void Skip();
+
+ private:
+  void MoveTo(size_t pos, uint32_t held);
+  void CheckNotDone(const char* what) const;
+
+  const TokenTrie* trie_;
+  size_t pos_ = 0;
+  uint32_t keep_ = 0;
+};
+
+// A reference use of TrieWalk (for tests): the ids of the trie's tokens that are a prefix of at
+// least one of `texts`, found with a walk whose "parser" accepts a byte when the prefix held so
+// far plus that byte starts one of `texts`, and that calls Skip() after a token no text extends.
+// Checks the walk contract as it goes (the popped stack
+// is a prefix of each token) and throws std::logic_error if it is broken. `visited`, when
+// not null, receives the number of positions visited.
+std::vector<TokenId> WalkPrefixFilter(const TokenTrie& trie, const std::vector<std::string>& texts,
+                                      size_t* visited);
+
+}  // namespace gbnf

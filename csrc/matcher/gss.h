@@ -1,0 +1,77 @@
+// The graph-structured stack: one node per (rule, byte position) where the rule was predicted,
+// holding the continuations (caller state, caller's node) to resume when the rule completes.
+// Nodes and continuations live in two flat pools owned by one Matcher (so fork() is two vector
+// copies); a node is immutable once its byte step is over. Unreachable nodes are reclaimed by a
+// mark-and-sweep collection whose roots the matcher supplies (current items and history).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gbnf_sampler/automaton.h"
+
+namespace gbnf::detail {
+
+inline constexpr uint32_t kNil = UINT32_MAX;
+
+// A parser item: automaton state `state` inside the rule invocation `node`.
+struct Item {
+  StateId state = 0;
+  uint32_t node = 0;
+};
+
+struct GssCont {
+  StateId state = 0;  // caller's state after the call
+  uint32_t node = 0;  // caller's node
+  uint32_t next = kNil;
+};
+
+struct GssNode {
+  uint64_t step = 0;            // byte step that created it; immutable after that step
+  uint64_t completed_step = 0;  // last step its completion was processed
+  uint32_t cont_head = kNil;    // singly linked list in the continuation pool
+  uint32_t cont_count = 0;
+  RuleId rule = 0;
+  bool accepts = false;  // completing here completes the root: the sentence may end
+  bool in_use = false;
+  bool marked = false;
+};
+
+class Gss {
+ public:
+  uint32_t NewNode(RuleId rule, uint64_t step);
+  void AddCont(uint32_t node, StateId state, uint32_t caller) {
+    uint32_t id;
+    if (free_conts_ != kNil) {
+      id = free_conts_;
+      free_conts_ = conts_[id].next;
+    } else {
+      id = static_cast<uint32_t>(conts_.size());
+      conts_.emplace_back();
+    }
+    GssNode& n = nodes_[node];
+    conts_[id] = {state, caller, n.cont_head};
+    n.cont_head = id;
+    ++n.cont_count;
+  }
+  GssNode& node(uint32_t id) { return nodes_[id]; }
+  const GssNode& node(uint32_t id) const { return nodes_[id]; }
+  const GssCont& cont(uint32_t id) const { return conts_[id]; }
+  void Clear();
+
+  // Collection: MarkFrom for every root item's node, then Sweep.
+  bool ShouldCollect() const { return in_use_ > collect_threshold_; }
+  void MarkFrom(uint32_t node);
+  void Sweep();
+
+ private:
+  std::vector<GssNode> nodes_;
+  std::vector<GssCont> conts_;
+  uint32_t free_nodes_ = kNil;  // linked through cont_head of free nodes
+  uint32_t free_conts_ = kNil;
+  uint32_t in_use_ = 0;
+  uint32_t collect_threshold_ = 4096;
+  std::vector<uint32_t> mark_stack_;
+};
+
+}  // namespace gbnf::detail

@@ -1,0 +1,200 @@
+// Matcher: the public face of the parser, with atomic accepts, a bounded rollback history, fork,
+// reset and forced bytes.
+#include "gbnf_sampler/matcher.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "matcher/parser.h"
+
+namespace gbnf::detail {
+
+class MatcherImpl {
+ public:
+  MatcherImpl(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
+      : parser_(std::move(automaton), limits.max_state_size),
+        limits_(limits),
+        ring_(size_t{limits.max_rollback} + 1) {}
+
+  bool AcceptBytes(std::string_view bytes);
+  bool AcceptEos();
+  bool AcceptTokenRef(uint32_t token_id);
+  void Rollback(size_t n);
+  void Reset();
+  std::string ForcedBytes();
+
+  Parser parser_;
+  MatcherLimits limits_;
+  bool terminated_ = false;
+
+ private:
+  struct Snapshot {
+    std::vector<Item> items;
+    bool complete = false;
+    bool terminated = false;
+  };
+  Snapshot& Slot(size_t i) { return ring_[(head_ + i) % ring_.size()]; }
+  void PushHistory();
+  void RestoreFrom(const Snapshot& s);
+  // Undoes the accept in progress (the newest snapshot) and forgets it.
+  void AbortAccept();
+  void CommitAccept();
+  void MaybeCollect();
+
+  std::vector<Snapshot> ring_;  // the last accepted states; capacity max_rollback + 1
+  size_t head_ = 0;             // oldest entry
+  size_t count_ = 0;
+
+ public:
+  size_t history() const { return count_; }
+};
+
+void MatcherImpl::PushHistory() {
+  if (count_ == ring_.size()) {
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+  }
+  Snapshot& s = Slot(count_++);
+  s.items.assign(parser_.items().begin(), parser_.items().end());
+  s.complete = parser_.complete();
+  s.terminated = terminated_;
+}
+
+void MatcherImpl::RestoreFrom(const Snapshot& s) {
+  parser_.SetState(s.items, s.complete);
+  terminated_ = s.terminated;
+}
+
+void MatcherImpl::AbortAccept() {
+  RestoreFrom(Slot(count_ - 1));
+  --count_;
+}
+
+void MatcherImpl::CommitAccept() {
+  while (count_ > limits_.max_rollback) {
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+  }
+}
+
+// Mark-and-sweep of the stack pools; the roots are the current items and every snapshot.
+void MatcherImpl::MaybeCollect() {
+  Gss& gss = parser_.gss();
+  if (!gss.ShouldCollect()) return;
+  for (const Item& it : parser_.items()) gss.MarkFrom(it.node);
+  for (size_t i = 0; i < count_; ++i) {
+    for (const Item& it : Slot(i).items) gss.MarkFrom(it.node);
+  }
+  gss.Sweep();
+}
+
+bool MatcherImpl::AcceptBytes(std::string_view bytes) {
+  if (terminated_) return false;
+  PushHistory();
+  try {
+    for (char c : bytes) {
+      if (!parser_.AdvanceByte(static_cast<uint8_t>(c))) {
+        AbortAccept();
+        return false;
+      }
+      MaybeCollect();
+    }
+  } catch (...) {
+    AbortAccept();
+    throw;
+  }
+  CommitAccept();
+  return true;
+}
+
+bool MatcherImpl::AcceptEos() {
+  if (terminated_ || !parser_.complete()) return false;
+  PushHistory();
+  terminated_ = true;
+  CommitAccept();
+  return true;
+}
+
+bool MatcherImpl::AcceptTokenRef(uint32_t token_id) {
+  if (terminated_) return false;
+  PushHistory();
+  bool ok = false;
+  try {
+    ok = parser_.AdvanceToken(token_id);
+  } catch (...) {
+    AbortAccept();
+    throw;
+  }
+  if (!ok) {
+    AbortAccept();
+    return false;
+  }
+  MaybeCollect();
+  CommitAccept();
+  return true;
+}
+
+void MatcherImpl::Rollback(size_t n) {
+  if (n > count_) {
+    throw std::invalid_argument("rollback(" + std::to_string(n) + ") exceeds the available history of " +
+                                std::to_string(count_) + " accept calls");
+  }
+  if (n == 0) return;
+  RestoreFrom(Slot(count_ - n));
+  count_ -= n;
+}
+
+void MatcherImpl::Reset() {
+  count_ = 0;
+  head_ = 0;
+  terminated_ = false;
+  parser_.Reset();
+}
+
+// Walks forward while exactly one byte is possible, then restores the state.
+std::string MatcherImpl::ForcedBytes() {
+  std::string out;
+  if (terminated_) return out;
+  PushHistory();
+  try {
+    while (out.size() < limits_.max_forced_bytes && !parser_.complete() &&
+           !parser_.HasTokenEdges()) {
+      int b = parser_.SingleNextByte();
+      if (b < 0 || !parser_.AdvanceByte(static_cast<uint8_t>(b))) break;
+      out.push_back(static_cast<char>(b));
+      MaybeCollect();
+    }
+  } catch (const LimitError&) {
+    // A state too large to walk: report the bytes forced so far.
+  }
+  AbortAccept();
+  return out;
+}
+
+}  // namespace gbnf::detail
+
+namespace gbnf {
+
+Matcher::Matcher(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
+    : impl_(std::make_unique<detail::MatcherImpl>(std::move(automaton), limits)) {}
+Matcher::Matcher(std::unique_ptr<detail::MatcherImpl> impl) : impl_(std::move(impl)) {}
+Matcher::~Matcher() = default;
+Matcher::Matcher(Matcher&&) noexcept = default;
+Matcher& Matcher::operator=(Matcher&&) noexcept = default;
+
+bool Matcher::AcceptBytes(std::string_view bytes) { return impl_->AcceptBytes(bytes); }
+bool Matcher::AcceptEos() { return impl_->AcceptEos(); }
+bool Matcher::AcceptTokenRef(uint32_t token_id) { return impl_->AcceptTokenRef(token_id); }
+bool Matcher::CanTerminate() const { return !impl_->terminated_ && impl_->parser_.complete(); }
+bool Matcher::IsTerminated() const { return impl_->terminated_; }
+void Matcher::Rollback(size_t n) { impl_->Rollback(n); }
+size_t Matcher::RollbackAvailable() const { return impl_->history(); }
+Matcher Matcher::Fork() const { return Matcher(std::make_unique<detail::MatcherImpl>(*impl_)); }
+void Matcher::Reset() { impl_->Reset(); }
+std::string Matcher::ForcedBytes() { return impl_->ForcedBytes(); }
+size_t Matcher::StateSize() const { return impl_->parser_.items().size(); }
+const Automaton& Matcher::automaton() const { return impl_->parser_.automaton(); }
+const MatcherLimits& Matcher::limits() const { return impl_->limits_; }
+
+}  // namespace gbnf

@@ -1,0 +1,167 @@
+#include "matcher/parser.h"
+
+#include <string>
+
+namespace gbnf::detail {
+namespace {
+// A tail call inherits its caller's stack entries only when there are this few (right
+// recursion has one); otherwise it pushes an ordinary entry.
+constexpr uint32_t kMaxInheritedConts = 4;
+[[noreturn]] void ThrowStateLimit(uint32_t limit) {
+  throw LimitError("max_state_size",
+                   "matcher state exceeds max_state_size (" + std::to_string(limit) +
+                       " items and stack entries in one step); the grammar is too ambiguous "
+                       "for this input, or raise the limit");
+}
+
+}  // namespace
+
+Parser::Parser(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size)
+    : automaton_(std::move(automaton)), max_state_size_(max_state_size) {
+  Reset();
+}
+
+void Parser::Reset() {
+  gss_.Clear();
+  BeginStep();
+  uint32_t root = gss_.NewNode(automaton_->root(), step_);
+  gss_.node(root).accepts = true;
+  Add(automaton_->RuleStart(automaton_->root()), root);
+  Closure();
+  items_.swap(scratch_.next);
+  complete_ = next_complete_;
+}
+
+void Parser::SetState(const std::vector<Item>& items, bool complete) {
+  items_.assign(items.begin(), items.end());
+  complete_ = complete;
+}
+
+void Parser::BeginStep() {
+  ++step_;
+  work_ = 0;
+  next_complete_ = false;
+  scratch_.next.clear();
+  scratch_.dedup.Clear();
+}
+
+bool Parser::FinishStep() {
+  if (scratch_.next.empty()) return false;
+  Closure();
+  items_.swap(scratch_.next);
+  complete_ = next_complete_;
+  return true;
+}
+
+bool Parser::AdvanceByte(uint8_t byte) {
+  BeginStep();
+  for (const Item& it : items_) {
+    for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
+      if (byte < e.lo) break;  // edges are sorted by lo
+      if (byte <= e.hi) Add(e.target, it.node);
+    }
+  }
+  return FinishStep();
+}
+
+bool Parser::AdvanceToken(uint32_t token_id) {
+  BeginStep();
+  const Grammar& g = automaton_->grammar();
+  for (const Item& it : items_) {
+    for (const TokenEdge& e : automaton_->TokenEdges(it.state)) {
+      const Node& ref = g.node(e.node);
+      if (!ref.token_by_id) continue;  // <text> needs a vocabulary
+      if ((ref.token_id == token_id) != ref.negated) Add(e.target, it.node);
+    }
+  }
+  return FinishStep();
+}
+
+// Predicts and completes until the new item set is closed. Items appended while iterating are
+// visited too.
+void Parser::Closure() {
+  for (size_t i = 0; i < scratch_.next.size(); ++i) {
+    Item it = scratch_.next[i];
+    for (const CallEdge& c : automaton_->CallEdges(it.state)) Predict(c.rule, c.target, it.node);
+    if (automaton_->IsFinal(it.state)) Complete(it.node);
+  }
+}
+
+inline void Parser::CountWork() {
+  if (++work_ > max_state_size_) ThrowStateLimit(max_state_size_);
+}
+
+inline void Parser::Add(StateId state, uint32_t node) {
+  if (!scratch_.dedup.NewItem(scratch_.next, state, node)) return;
+  CountWork();
+  scratch_.next.push_back({state, node});
+}
+
+inline void Parser::AddCont(uint32_t node, StateId state, uint32_t caller) {
+  if (!scratch_.dedup.NewCont(gss_, node, state, caller)) return;
+  CountWork();
+  gss_.AddCont(node, state, caller);
+}
+
+uint32_t Parser::PredictedNode(RuleId rule) {
+  uint32_t node = scratch_.dedup.FindPrediction(rule);
+  if (node != kNil) return node;
+  node = gss_.NewNode(rule, step_);
+  scratch_.dedup.AddPrediction(rule, node);
+  Add(automaton_->RuleStart(rule), node);
+  return node;
+}
+
+void Parser::Predict(RuleId rule, StateId target, uint32_t caller) {
+  uint32_t node = PredictedNode(rule);
+  const GssNode& c = gss_.node(caller);
+  if (automaton_->IsPureFinal(target) && c.step != step_ &&
+      c.cont_count <= kMaxInheritedConts) {
+    // Tail call: completing `rule` completes the caller's rule, whose stack entries are final.
+    bool accepts = c.accepts;
+    for (uint32_t k = c.cont_head; k != kNil;) {
+      GssCont cont = gss_.cont(k);
+      CountWork();
+      AddCont(node, cont.state, cont.node);
+      k = cont.next;
+    }
+    if (accepts) gss_.node(node).accepts = true;
+  } else {
+    AddCont(node, target, caller);
+  }
+  if (automaton_->RuleNullable(rule)) Add(target, caller);
+}
+
+void Parser::Complete(uint32_t node) {
+  GssNode& n = gss_.node(node);
+  if (n.completed_step == step_) return;
+  n.completed_step = step_;
+  if (n.accepts) next_complete_ = true;
+  if (n.step == step_) return;  // an empty completion: already taken at prediction
+  for (uint32_t k = n.cont_head; k != kNil;) {
+    GssCont cont = gss_.cont(k);
+    CountWork();
+    Add(cont.state, cont.node);
+    k = cont.next;
+  }
+}
+
+int Parser::SingleNextByte() const {
+  int value = -1;
+  for (const Item& it : items_) {
+    for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
+      if (e.lo != e.hi || (value >= 0 && value != e.lo)) return -1;
+      value = e.lo;
+    }
+  }
+  return value;
+}
+
+bool Parser::HasTokenEdges() const {
+  for (const Item& it : items_) {
+    if (!automaton_->TokenEdges(it.state).empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace gbnf::detail

@@ -1,0 +1,80 @@
+"""Exact vocabularies from llama.cpp models, through llama-cpp-python's low-level API.
+
+Token bytes are llama.cpp's ``llama_token_to_piece(..., lstrip=0, special=True)``: the exact
+bytes the model emits (SPM ``▁`` already turned into a space, byte-fallback tokens ``<0xC3>``
+as the single raw byte, control tokens as their text such as ``<|im_end|>``).
+
+Classification, from llama.cpp's token attributes:
+
+* EOS: every end-of-generation token (``llama_vocab_is_eog``: eos, eot, ``<|im_end|>``, ...).
+* special: tokens with the CONTROL, UNKNOWN or UNUSED attribute (bos/eos/pad, chat markers,
+  ``<unk>``, reserved and unused slots): never produced as text, only through a grammar token
+  reference. USER_DEFINED tokens (added tokens that are plain text, e.g. Gemma's runs of
+  spaces or newlines) stay normal text tokens, as in llama.cpp's own grammar sampler.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import llama_cpp  # type: ignore[import-not-found, unused-ignore]
+
+INSTALL_HINT = "pip install 'gbnf-sampler[llama]'  (or: pip install llama-cpp-python==0.3.36)"
+_BUF_SIZE = 256
+
+
+def import_llama_cpp() -> Any:
+    try:
+        import llama_cpp  # type: ignore[import-not-found, unused-ignore]
+    except ImportError as e:
+        raise ImportError(f"this needs llama-cpp-python; install it with: {INSTALL_HINT}") from e
+    return llama_cpp
+
+
+def load_vocab_only(path: str | os.PathLike[str]) -> llama_cpp.Llama:
+    """Opens a GGUF file with its vocabulary only (no weights), quietly."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"GGUF file not found: {p}")
+    lc = import_llama_cpp()
+    return lc.Llama(model_path=str(p), vocab_only=True, verbose=False)
+
+
+def _piece(lc: Any, vocab: Any, token: int, buf: Any) -> bytes:
+    n = lc.llama_token_to_piece(vocab, token, buf, len(buf), 0, True)
+    if n < 0:  # the piece is longer than the buffer: -n is its length
+        big = ctypes.create_string_buffer(-n)
+        n = lc.llama_token_to_piece(vocab, token, big, len(big), 0, True)
+        return ctypes.string_at(big, n)
+    return ctypes.string_at(buf, n)
+
+
+def _special_mask(lc: Any) -> int:
+    return int(
+        lc.LLAMA_TOKEN_ATTR_CONTROL | lc.LLAMA_TOKEN_ATTR_UNKNOWN | lc.LLAMA_TOKEN_ATTR_UNUSED
+    )
+
+
+def extract_vocab(llm: llama_cpp.Llama) -> tuple[list[bytes], list[int], list[int]]:
+    """(token bytes by id, EOS ids, special ids) of a loaded ``llama_cpp.Llama``."""
+    lc = import_llama_cpp()
+    vocab = lc.llama_model_get_vocab(llm.model)
+    if not vocab:
+        raise ValueError("the model has no vocabulary")
+    n = int(lc.llama_vocab_n_tokens(vocab))
+    buf = ctypes.create_string_buffer(_BUF_SIZE)
+    mask = _special_mask(lc)
+    tokens: list[bytes] = []
+    eos: list[int] = []
+    special: list[int] = []
+    for tid in range(n):
+        tokens.append(_piece(lc, vocab, tid, buf))
+        if lc.llama_vocab_is_eog(vocab, tid):
+            eos.append(tid)
+        if int(lc.llama_vocab_get_attr(vocab, tid)) & mask:
+            special.append(tid)
+    return tokens, eos, special
