@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import _rx
 from ._schema_keys import KeySpace, trivial
-from ._schema_refs import escape_pointer
 from ._schema_scalars import kw_int, pointer
 
 if TYPE_CHECKING:
@@ -251,4 +250,4 @@ class _ObjectMachine:
         return one if need >= 1 else f"({one})?"
 
 
-__all__ = ["array_rule", "escape_pointer", "object_rule"]
+__all__ = ["array_rule", "object_rule"]

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from . import _dfa, _rx
-from ._schema_emit import Layout, Rules, any_value, regex_string
+from ._schema_emit import Layout, Rules, any_value
 from ._schema_formats import FORMATS
 from ._schema_logic import conditional_conjuncts
 from ._schema_refs import ANNOTATIONS, Resolver, merge, type_set, value_key
@@ -161,10 +161,7 @@ class Converter:
                 self.rules.bodies.pop(name)
             else:
                 self.rules.define(name, expr)
-        result = self.ref_rules[key]
-        if result is not None and self.rules.bodies.get(result) is None:
-            return result  # recursive reference to a rule being built
-        return result
+        return self.ref_rules[key]  # a rule still being built when the reference is recursive
 
     def flatten(self, schema: Any, path: str, seen: tuple[str, ...]) -> Any:
         """``schema`` with its ``$ref`` and ``allOf`` merged in (a dict without them, or a bool)."""
@@ -365,22 +362,6 @@ class Converter:
         from ._schema_containers import object_rule
 
         return object_rule(self, flat, path, depth)
-
-    def key_string(self, schema: Any, path: str) -> str | None:
-        """A rule for object keys allowed by ``schema`` (a string schema)."""
-        if schema is True or schema == {}:
-            return regex_string(
-                self.rules, _rx.Rep(_rx.Chars(((0, _rx.MAX_CODEPOINT),)), 0, None), "key"
-            )
-        if schema is False:
-            return None
-        flat = self.flatten(schema, path, ())
-        if isinstance(flat, bool):
-            return self.key_string(flat, path)
-        return self.value({**flat, "type": "string"}, path, 0)
-
-    def pattern_key(self, pattern: str, path: str) -> str:
-        return regex_string(self.rules, regex_node(pattern, path, search=True), "key")
 
 
 def _without(flat: dict[str, Any], err_path: str, path: str) -> dict[str, Any]:
