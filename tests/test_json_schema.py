@@ -326,6 +326,13 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [[1, 2]],
         [["a"]],
     ),
+    "ref-recursive-with-siblings": (
+        {"type": "object", "properties": {"v": {"type": "integer"}, "sub": {"$ref": "#",
+                                                                           "required": ["v"]}},
+         "additionalProperties": False},
+        [{}, {"sub": {"v": 1, "sub": {"v": 2}}}],
+        [{"sub": {}}, {"sub": {"v": 1, "sub": {"v": "x"}}}],
+    ),
     "ref-anchor": (
         {
             "$defs": {"x": {"$anchor": "flag", "type": "boolean"}},

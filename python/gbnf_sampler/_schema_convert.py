@@ -115,6 +115,7 @@ class Converter:
         self.rules = Rules()
         self.layout = Layout(self.rules, options.whitespace, options.max_whitespace, options.indent)
         self.ref_rules: dict[tuple[str, int], str | None] = {}
+        self.merged_rules: dict[tuple[str, int], str | None] = {}
         self.nesting = 0
         self.notes: list[str] = []
 
@@ -145,9 +146,27 @@ class Converter:
             if self.nesting > MAX_NESTING:
                 raise SchemaError("schema nesting too deep (recursion through allOf/anyOf?)", path)
             flat = self.flatten(schema, path, ())
+            if "$ref" in schema or "allOf" in schema:
+                return self.merged_value(flat, path, depth)
             return self.flat_value(flat, path, depth)
         finally:
             self.nesting -= 1
+
+    def merged_value(self, flat: Any, path: str, depth: int) -> str | None:
+        """``flat_value`` for a schema built by merging; identical merged schemas share one
+        rule, so recursion through ``allOf``/``$ref`` siblings gives a recursive grammar."""
+        key = (json.dumps(flat, sort_keys=True, default=str), self.layout.depth(depth))
+        if key in self.merged_rules:
+            return self.merged_rules[key]
+        name = self.rules.reserve(_hint(path))
+        self.merged_rules[key] = name
+        expr = self.flat_value(flat, path, depth)
+        if expr is None:
+            self.merged_rules[key] = None
+            self.rules.bodies.pop(name)
+            return None
+        self.rules.define(name, expr)
+        return name
 
     def ref(self, uri: str, path: str, depth: int) -> str | None:
         target, ptr = self.resolver.resolve(uri, pointer(path, "$ref"))
@@ -282,9 +301,10 @@ class Converter:
             out.pop("uniqueItems")
         for key in list(out):
             if key in UNSUPPORTED:
-                err = Unsupported(
-                    f"{UNSUPPORTED[key]} cannot be expressed as a grammar", pointer(path, key)
-                )
+                what = UNSUPPORTED[key]
+                if key == "__conflicts__":
+                    what += f" ({', '.join(sorted(set(map(str, out[key]))))})"
+                err = Unsupported(f"{what} cannot be expressed as a grammar", pointer(path, key))
                 self.unsupported(err)
                 out.pop(key)
         return out

@@ -205,7 +205,7 @@ def dfa_string_rule(rules: Rules, dfa: _dfa.Dfa, hint: str) -> str | None:
 
     def chars(ranges: Ranges) -> str:
         usable = _rx.subtract(ranges, _SURROGATES)
-        return rules.json_chars(usable) if usable else "[^\\x00-\\U0010FFFF]"
+        return rules.json_chars(usable) if usable else ""
 
     start = _dfa.to_rules(dfa, chars, rules.define, rules.reserve, '"\\""', hint)
     return rules.add(hint, f'"\\"" {start}')
