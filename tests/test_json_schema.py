@@ -327,9 +327,11 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [["a"]],
     ),
     "ref-recursive-with-siblings": (
-        {"type": "object", "properties": {"v": {"type": "integer"}, "sub": {"$ref": "#",
-                                                                           "required": ["v"]}},
-         "additionalProperties": False},
+        {
+            "type": "object",
+            "properties": {"v": {"type": "integer"}, "sub": {"$ref": "#", "required": ["v"]}},
+            "additionalProperties": False,
+        },
         [{}, {"sub": {"v": 1, "sub": {"v": 2}}}],
         [{"sub": {}}, {"sub": {"v": 1, "sub": {"v": "x"}}}],
     ),
@@ -449,6 +451,20 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         {"type": "object", "properties": {"a": {}}, "unevaluatedProperties": False},
         [{"a": 1}],
         [{"b": 1}],
+    ),
+    "helper-named-defs": (
+        {
+            "$defs": {"boolean": {"type": "boolean"}, "string": {"type": "integer"}},
+            "type": "array",
+            "prefixItems": [{"$ref": "#/$defs/boolean"}, {"$ref": "#/$defs/string"}],
+        },
+        [[True, 1], [False]],
+        [["true"], [True, "x"]],
+    ),
+    "impossible-optional-property": (
+        {"type": "object", "properties": {"a": {"type": "array", "minItems": 1, "items": False}}},
+        [{}, {"b": 1}],
+        [{"a": []}, {"a": [1]}],
     ),
     "bool-schemas": (
         {"type": "object", "properties": {"a": True, "b": False}},

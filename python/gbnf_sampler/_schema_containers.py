@@ -42,14 +42,16 @@ def _quant(expr: str, lo: int, hi: int | None) -> str:
     return f"({expr}){q}"
 
 
-def _wrap(conv: Converter, body: str, brackets: str, empty_ok: bool, depth: int, hint: str) -> str:
+def _wrap(
+    conv: Converter, body: str, brackets: str, empty_ok: bool, depth: int, hint: str
+) -> str | None:
     lay, d = conv.layout, conv.layout.depth(depth)
     options = []
     if empty_ok:
         options.append(lay.empty(brackets))
     if body != NEVER:
         options.append(f"{lay.open(brackets[0], d)} {body} {lay.close(brackets[1], d)}")
-    return conv.rules.add(hint, " | ".join(options))
+    return conv.rules.add(hint, " | ".join(options)) if options else None
 
 
 # --- arrays --------------------------------------------------------------------------------------

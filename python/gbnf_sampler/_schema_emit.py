@@ -19,7 +19,9 @@ def sanitize(name: str) -> str:
     return cleaned or "r"
 
 
-_HELPERS = re.compile(r"(root|ws|value|object|array|string|string-tail|number|char)(-[0-9]+)?")
+_HELPERS = re.compile(
+    r"(root|ws|value|object|array|string|string-tail|number|char|boolean)(-[0-9]+)?"
+)
 
 
 def _is_helper(name: str) -> bool:
