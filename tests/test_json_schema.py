@@ -385,6 +385,11 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{"a": 1}, {"b": 2}, {"a": 1, "b": 2}],
         [{}, {"c": 1}],
     ),
+    "one-of-overlapping": (
+        {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        [{"a": 1}, {"b": 2}, {"a": 1, "c": 3}],
+        [{"a": 1, "b": 2}, {}],
+    ),
     "all-of": (
         {
             "allOf": [

@@ -18,7 +18,7 @@ from typing import Any
 from . import _dfa, _rx
 from ._schema_emit import Layout, Rules, any_value
 from ._schema_formats import FORMATS
-from ._schema_logic import conditional_conjuncts
+from ._schema_logic import conditional_conjuncts, negate
 from ._schema_refs import ANNOTATIONS, Resolver, merge, type_set, value_key
 from ._schema_scalars import (
     Unsupported,
@@ -222,6 +222,8 @@ class Converter:
             raise SchemaError(f"{key} must be an array", pointer(path, key))
         rest = {k: v for k, v in flat.items() if k != key}
         meaningful = {k: v for k, v in rest.items() if k not in ANNOTATIONS}
+        if key == "oneOf" and len(branches) > 1 and not _disjoint_branches(branches):
+            branches = self.exclusive_branches(branches, path)
         exprs: list[str] = []
         for i, branch in enumerate(branches):
             sub = pointer(path, key, i)
@@ -236,11 +238,21 @@ class Converter:
                 expr = self.value(branch, sub, depth)
             if expr is not None and expr not in exprs:
                 exprs.append(expr)
-        if key == "oneOf" and len(branches) > 1 and not _disjoint_branches(branches):
-            self.notes.append(path)  # overlapping oneOf branches: compiled as anyOf
         if not exprs:
             return None
         return self.rules.add(_hint(path), " | ".join(exprs))
+
+    def exclusive_branches(self, branches: list[Any], path: str) -> list[Any]:
+        """oneOf branches that may overlap, each made to exclude the others (exact) when every
+        branch can be negated; otherwise unchanged (compiled as anyOf: documented)."""
+        negations = [negate(b) for b in branches]
+        if any(n is None for n in negations):
+            self.notes.append(path)
+            return branches
+        return [
+            {"allOf": [b] + [n for j, n in enumerate(negations) if j != i]}
+            for i, b in enumerate(branches)
+        ]
 
     # --- typed values ---------------------------------------------------------------------------
     def typed(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
