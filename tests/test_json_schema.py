@@ -67,11 +67,19 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         ["a", "abc"],
         ["", "abcd", "A"],
     ),
-    "pattern-length-automaton": ({"type": "string", "pattern": "^a+b+$", "minLength": 3,
-                                  "maxLength": 4}, ["aab", "abbb", "aaab"], ["ab", "aabbb", "ba"]),
-    "several-patterns": ({"type": "string", "allOf": [{"pattern": "a"}, {"pattern": "^[a-c]+$"},
-                                                      {"format": "hostname"}]},
-                         ["a", "cab", "ba"], ["", "bc", "ax", "a.b"]),
+    "pattern-length-automaton": (
+        {"type": "string", "pattern": "^a+b+$", "minLength": 3, "maxLength": 4},
+        ["aab", "abbb", "aaab"],
+        ["ab", "aabbb", "ba"],
+    ),
+    "several-patterns": (
+        {
+            "type": "string",
+            "allOf": [{"pattern": "a"}, {"pattern": "^[a-c]+$"}, {"format": "hostname"}],
+        },
+        ["a", "cab", "ba"],
+        ["", "bc", "ax", "a.b"],
+    ),
     "pattern-escapes": (
         {"type": "string", "pattern": "^\\d+\\.\\d\\s?\\w*$"},
         ["1.5", "12.0 ab_c", "3.3\t"],
@@ -236,22 +244,37 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{}, {"x-a": 1, "x-b": 2}],
         [{"y": 1}, {"x-a": "1"}],
     ),
-    "pattern-properties-open": ({"type": "object", "properties": {"x-id": {"type": "string"}},
-                                 "patternProperties": {"^x-": {"type": "integer"}, "n$": {
-                                     "type": "integer", "minimum": 5}}},
-                                [{}, {"x-a": 1, "b": "any"}, {"an": 5, "x-n": 7}, {"q": [None]}],
-                                [{"x-a": "1"}, {"an": 4}, {"x-n": 4}, {"x-id": 1}, {"x-id": "s"},
-                                 {"b": 1, "x-a": "1"}]),
-    "pattern-properties-declared-match": ({"type": "object", "properties": {"x-a": {
-                                           "maximum": 3}}, "patternProperties": {"^x-": {
-                                           "type": "integer"}}, "additionalProperties": False},
-                                          [{"x-a": 3}, {"x-a": 1, "x-b": 9}, {"x-b": 100}],
-                                          [{"x-a": 4}, {"x-a": "s"}, {"y": 1}]),
-    "property-names-with-declared": ({"type": "object", "properties": {"id": {"type":
-                                      "integer"}, "BAD": {}}, "propertyNames": {"pattern":
-                                      "^[a-z]+$"}},
-                                     [{"id": 1}, {"id": 1, "zz": "q"}, {"other": 2}],
-                                     [{"BAD": 1}, {"Zz": 1}, {"id": "1"}]),
+    "pattern-properties-open": (
+        {
+            "type": "object",
+            "properties": {"x-id": {"type": "string"}},
+            "patternProperties": {
+                "^x-": {"type": "integer"},
+                "n$": {"type": "integer", "minimum": 5},
+            },
+        },
+        [{}, {"x-a": 1, "b": "any"}, {"an": 5, "x-n": 7}, {"q": [None]}],
+        [{"x-a": "1"}, {"an": 4}, {"x-n": 4}, {"x-id": 1}, {"x-id": "s"}, {"b": 1, "x-a": "1"}],
+    ),
+    "pattern-properties-declared-match": (
+        {
+            "type": "object",
+            "properties": {"x-a": {"maximum": 3}},
+            "patternProperties": {"^x-": {"type": "integer"}},
+            "additionalProperties": False,
+        },
+        [{"x-a": 3}, {"x-a": 1, "x-b": 9}, {"x-b": 100}],
+        [{"x-a": 4}, {"x-a": "s"}, {"y": 1}],
+    ),
+    "property-names-with-declared": (
+        {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "BAD": {}},
+            "propertyNames": {"pattern": "^[a-z]+$"},
+        },
+        [{"id": 1}, {"id": 1, "zz": "q"}, {"other": 2}],
+        [{"BAD": 1}, {"Zz": 1}, {"id": "1"}],
+    ),
     "property-names": (
         {"type": "object", "propertyNames": {"pattern": "^[a-z]+$", "maxLength": 3}},
         [{}, {"abc": 1, "d": [2]}],
@@ -303,6 +326,15 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [[1, 2]],
         [["a"]],
     ),
+    "ref-recursive-with-siblings": (
+        {
+            "type": "object",
+            "properties": {"v": {"type": "integer"}, "sub": {"$ref": "#", "required": ["v"]}},
+            "additionalProperties": False,
+        },
+        [{}, {"sub": {"v": 1, "sub": {"v": 2}}}],
+        [{"sub": {}}, {"sub": {"v": 1, "sub": {"v": "x"}}}],
+    ),
     "ref-anchor": (
         {
             "$defs": {"x": {"$anchor": "flag", "type": "boolean"}},
@@ -353,6 +385,11 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{"a": 1}, {"b": 2}, {"a": 1, "b": 2}],
         [{}, {"c": 1}],
     ),
+    "one-of-overlapping": (
+        {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        [{"a": 1}, {"b": 2}, {"a": 1, "c": 3}],
+        [{"a": 1, "b": 2}, {}],
+    ),
     "all-of": (
         {
             "allOf": [
@@ -373,30 +410,66 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{}, {"a": 1}],
         [{"b": 1}, {"a": 1, "b": 1}],
     ),
-    "if-then-else": ({"type": "object", "properties": {"kind": {"enum": ["a", "b"]}, "n": {}},
-                      "if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
-                      "then": {"properties": {"n": {"type": "integer"}}},
-                      "else": {"properties": {"n": {"type": "string"}}}},
-                     [{"kind": "a", "n": 1}, {"kind": "b", "n": "x"}, {"n": "y"}, {}],
-                     [{"kind": "a", "n": "x"}, {"kind": "b", "n": 1}, {"n": 2}]),
-    "if-then-only": ({"if": {"type": "string"}, "then": {"maxLength": 2}}, ["ab", 5, None],
-                     ["abc"]),
-    "not-const": ({"type": "string", "not": {"enum": ["no", ""]}}, ["yes", "n", "noo"],
-                  ["no", ""]),
-    "not-required": ({"type": "object", "not": {"required": ["secret"]}}, [{}, {"a": 1}],
-                     [{"secret": 1}]),
-    "dependent-required": ({"type": "object", "properties": {"card": {}, "billing": {}},
-                            "dependentRequired": {"card": ["billing"]}},
-                           [{}, {"billing": 1}, {"card": 1, "billing": 2}], [{"card": 1}]),
-    "dependencies-draft7": ({"$schema": DRAFT7, "type": "object", "properties": {"a": {},
-                             "b": {}}, "dependencies": {"a": {"properties": {"b": {"type":
-                                                                               "integer"}}}}},
-                            [{"a": 1, "b": 2}, {"b": "x"}], [{"a": 1, "b": "x"}]),
+    "if-then-else": (
+        {
+            "type": "object",
+            "properties": {"kind": {"enum": ["a", "b"]}, "n": {}},
+            "if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+            "then": {"properties": {"n": {"type": "integer"}}},
+            "else": {"properties": {"n": {"type": "string"}}},
+        },
+        [{"kind": "a", "n": 1}, {"kind": "b", "n": "x"}, {"n": "y"}, {}],
+        [{"kind": "a", "n": "x"}, {"kind": "b", "n": 1}, {"n": 2}],
+    ),
+    "if-then-only": (
+        {"if": {"type": "string"}, "then": {"maxLength": 2}},
+        ["ab", 5, None],
+        ["abc"],
+    ),
+    "not-const": ({"type": "string", "not": {"enum": ["no", ""]}}, ["yes", "n", "noo"], ["no", ""]),
+    "not-required": (
+        {"type": "object", "not": {"required": ["secret"]}},
+        [{}, {"a": 1}],
+        [{"secret": 1}],
+    ),
+    "dependent-required": (
+        {
+            "type": "object",
+            "properties": {"card": {}, "billing": {}},
+            "dependentRequired": {"card": ["billing"]},
+        },
+        [{}, {"billing": 1}, {"card": 1, "billing": 2}],
+        [{"card": 1}],
+    ),
+    "dependencies-draft7": (
+        {
+            "$schema": DRAFT7,
+            "type": "object",
+            "properties": {"a": {}, "b": {}},
+            "dependencies": {"a": {"properties": {"b": {"type": "integer"}}}},
+        },
+        [{"a": 1, "b": 2}, {"b": "x"}],
+        [{"a": 1, "b": "x"}],
+    ),
     "not-type": ({"not": {"type": ["string", "null"]}}, [1, [], {}], ["x", None]),
     "unevaluated-false": (
         {"type": "object", "properties": {"a": {}}, "unevaluatedProperties": False},
         [{"a": 1}],
         [{"b": 1}],
+    ),
+    "helper-named-defs": (
+        {
+            "$defs": {"boolean": {"type": "boolean"}, "string": {"type": "integer"}},
+            "type": "array",
+            "prefixItems": [{"$ref": "#/$defs/boolean"}, {"$ref": "#/$defs/string"}],
+        },
+        [[True, 1], [False]],
+        [["true"], [True, "x"]],
+    ),
+    "impossible-optional-property": (
+        {"type": "object", "properties": {"a": {"type": "array", "minItems": 1, "items": False}}},
+        [{}, {"b": 1}],
+        [{"a": []}, {"a": [1]}],
     ),
     "bool-schemas": (
         {"type": "object", "properties": {"a": True, "b": False}},
@@ -508,10 +581,17 @@ def test_every_case_parses_as_gbnf() -> None:
 
 
 def test_documents_registry_for_external_refs() -> None:
-    other = {"$defs": {"pos": {"type": "integer", "minimum": 1}, "list": {
-        "type": "array", "items": {"$ref": "#/$defs/pos"}}}}
-    schema = {"type": "object", "properties": {"xs": {
-        "$ref": "https://example.com/defs.json#/$defs/list"}}, "additionalProperties": False}
+    other = {
+        "$defs": {
+            "pos": {"type": "integer", "minimum": 1},
+            "list": {"type": "array", "items": {"$ref": "#/$defs/pos"}},
+        }
+    }
+    schema = {
+        "type": "object",
+        "properties": {"xs": {"$ref": "https://example.com/defs.json#/$defs/list"}},
+        "additionalProperties": False,
+    }
     grammar = schema_to_gbnf(schema, documents={"https://example.com/defs.json": other})
     assert accepts(grammar, '{"xs": [1, 2]}')
     assert not accepts(grammar, '{"xs": [0]}')

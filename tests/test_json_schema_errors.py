@@ -33,8 +33,13 @@ UNSUPPORTED: list[tuple[Any, str]] = [
     ({"type": "string", "pattern": "[z-a]"}, "/pattern"),
     ({"type": "string", "pattern": "a(b"}, "/pattern"),
     ({"type": "integer", "multipleOf": 3, "minimum": 0}, "/multipleOf"),
-    ({"type": "object", "patternProperties": {f"^{c}": {"maxLength": i} for i, c in
-                                              enumerate("abcde")}}, "/patternProperties"),
+    (
+        {
+            "type": "object",
+            "patternProperties": {f"^{c}": {"maxLength": i} for i, c in enumerate("abcde")},
+        },
+        "/patternProperties",
+    ),
     ({"type": "string", "pattern": "(a|b)*a(a|b){12}", "maxLength": 99}, "/maxLength"),
 ]
 

@@ -209,7 +209,8 @@ def to_rules(
     for s in sorted(live):
         options = [end] if s in dfa.accept else []
         for target, ranges in dfa.trans[s].items():
-            if target in live:
-                options.append(f"{chars(ranges)} {names[target]}")
+            printed = chars(ranges) if target in live else ""
+            if printed:  # "" : nothing printable (e.g. only surrogates)
+                options.append(f"{printed} {names[target]}")
         define(names[s], " | ".join(options))
     return names[0]

@@ -320,8 +320,11 @@ class _Parser:
         if self.peek() == "-" and self.peek(1) not in ("]", ""):
             self.i += 1
             hi, hi_single = self.class_atom()
-            if not (lo_single and hi_single):
-                self.fail("character class escape in a range", start)
+            if not (lo_single and hi_single):  # Annex B: [\w-_] is \w, '-' and '_'
+                dash = _same(((0x2D, 0x2D),))
+                return tuple(  # type: ignore[return-value]
+                    _rx.normalize(lo[k] + dash[k] + hi[k]) for k in (0, 1)
+                )
             if hi[0][0][0] < lo[0][0][0]:
                 self.fail("range out of order in character class", start)
             return _same(((lo[0][0][0], hi[0][0][0]),))

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import _rx
 from ._schema_keys import KeySpace, trivial
-from ._schema_refs import escape_pointer
 from ._schema_scalars import kw_int, pointer
 
 if TYPE_CHECKING:
@@ -43,14 +42,16 @@ def _quant(expr: str, lo: int, hi: int | None) -> str:
     return f"({expr}){q}"
 
 
-def _wrap(conv: Converter, body: str, brackets: str, empty_ok: bool, depth: int, hint: str) -> str:
+def _wrap(
+    conv: Converter, body: str, brackets: str, empty_ok: bool, depth: int, hint: str
+) -> str | None:
     lay, d = conv.layout, conv.layout.depth(depth)
     options = []
     if empty_ok:
         options.append(lay.empty(brackets))
     if body != NEVER:
         options.append(f"{lay.open(brackets[0], d)} {body} {lay.close(brackets[1], d)}")
-    return conv.rules.add(hint, " | ".join(options))
+    return conv.rules.add(hint, " | ".join(options)) if options else None
 
 
 # --- arrays --------------------------------------------------------------------------------------
@@ -251,4 +252,4 @@ class _ObjectMachine:
         return one if need >= 1 else f"({one})?"
 
 
-__all__ = ["array_rule", "escape_pointer", "object_rule"]
+__all__ = ["array_rule", "object_rule"]

@@ -8,6 +8,7 @@ no JSON value satisfies the subschema.
 from __future__ import annotations
 
 import json
+import operator
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,9 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 from . import _dfa, _rx
-from ._schema_emit import Layout, Rules, any_value, regex_string
+from ._schema_emit import Layout, Rules, any_value
 from ._schema_formats import FORMATS
-from ._schema_logic import conditional_conjuncts
+from ._schema_logic import conditional_conjuncts, negate
 from ._schema_refs import ANNOTATIONS, Resolver, merge, type_set, value_key
 from ._schema_scalars import (
     Unsupported,
@@ -114,6 +115,7 @@ class Converter:
         self.rules = Rules()
         self.layout = Layout(self.rules, options.whitespace, options.max_whitespace, options.indent)
         self.ref_rules: dict[tuple[str, int], str | None] = {}
+        self.merged_rules: dict[tuple[str, int], str | None] = {}
         self.nesting = 0
         self.notes: list[str] = []
 
@@ -144,9 +146,27 @@ class Converter:
             if self.nesting > MAX_NESTING:
                 raise SchemaError("schema nesting too deep (recursion through allOf/anyOf?)", path)
             flat = self.flatten(schema, path, ())
+            if "$ref" in schema or "allOf" in schema:
+                return self.merged_value(flat, path, depth)
             return self.flat_value(flat, path, depth)
         finally:
             self.nesting -= 1
+
+    def merged_value(self, flat: Any, path: str, depth: int) -> str | None:
+        """``flat_value`` for a schema built by merging; identical merged schemas share one
+        rule, so recursion through ``allOf``/``$ref`` siblings gives a recursive grammar."""
+        key = (json.dumps(flat, sort_keys=True, default=str), self.layout.depth(depth))
+        if key in self.merged_rules:
+            return self.merged_rules[key]
+        name = self.rules.reserve(_hint(path))
+        self.merged_rules[key] = name
+        expr = self.flat_value(flat, path, depth)
+        if expr is None:
+            self.merged_rules[key] = None
+            self.rules.bodies.pop(name)
+            return None
+        self.rules.define(name, expr)
+        return name
 
     def ref(self, uri: str, path: str, depth: int) -> str | None:
         target, ptr = self.resolver.resolve(uri, pointer(path, "$ref"))
@@ -160,10 +180,7 @@ class Converter:
                 self.rules.bodies.pop(name)
             else:
                 self.rules.define(name, expr)
-        result = self.ref_rules[key]
-        if result is not None and self.rules.bodies.get(result) is None:
-            return result  # recursive reference to a rule being built
-        return result
+        return self.ref_rules[key]  # a rule still being built when the reference is recursive
 
     def flatten(self, schema: Any, path: str, seen: tuple[str, ...]) -> Any:
         """``schema`` with its ``$ref`` and ``allOf`` merged in (a dict without them, or a bool)."""
@@ -205,6 +222,8 @@ class Converter:
             raise SchemaError(f"{key} must be an array", pointer(path, key))
         rest = {k: v for k, v in flat.items() if k != key}
         meaningful = {k: v for k, v in rest.items() if k not in ANNOTATIONS}
+        if key == "oneOf" and len(branches) > 1 and not _disjoint_branches(branches):
+            branches = self.exclusive_branches(branches, path)
         exprs: list[str] = []
         for i, branch in enumerate(branches):
             sub = pointer(path, key, i)
@@ -219,11 +238,21 @@ class Converter:
                 expr = self.value(branch, sub, depth)
             if expr is not None and expr not in exprs:
                 exprs.append(expr)
-        if key == "oneOf" and len(branches) > 1 and not _disjoint_branches(branches):
-            self.notes.append(path)  # overlapping oneOf branches: compiled as anyOf
         if not exprs:
             return None
         return self.rules.add(_hint(path), " | ".join(exprs))
+
+    def exclusive_branches(self, branches: list[Any], path: str) -> list[Any]:
+        """oneOf branches that may overlap, each made to exclude the others (exact) when every
+        branch can be negated; otherwise unchanged (compiled as anyOf: documented)."""
+        negations = [negate(b) for b in branches]
+        if any(n is None for n in negations):
+            self.notes.append(path)
+            return branches
+        return [
+            {"allOf": [b] + [n for j, n in enumerate(negations) if j != i]}
+            for i, b in enumerate(branches)
+        ]
 
     # --- typed values ---------------------------------------------------------------------------
     def typed(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
@@ -284,9 +313,10 @@ class Converter:
             out.pop("uniqueItems")
         for key in list(out):
             if key in UNSUPPORTED:
-                err = Unsupported(
-                    f"{UNSUPPORTED[key]} cannot be expressed as a grammar", pointer(path, key)
-                )
+                what = UNSUPPORTED[key]
+                if key == "__conflicts__":
+                    what += f" ({', '.join(sorted(set(map(str, out[key]))))})"
+                err = Unsupported(f"{what} cannot be expressed as a grammar", pointer(path, key))
                 self.unsupported(err)
                 out.pop(key)
         return out
@@ -365,22 +395,6 @@ class Converter:
 
         return object_rule(self, flat, path, depth)
 
-    def key_string(self, schema: Any, path: str) -> str | None:
-        """A rule for object keys allowed by ``schema`` (a string schema)."""
-        if schema is True or schema == {}:
-            return regex_string(
-                self.rules, _rx.Rep(_rx.Chars(((0, _rx.MAX_CODEPOINT),)), 0, None), "key"
-            )
-        if schema is False:
-            return None
-        flat = self.flatten(schema, path, ())
-        if isinstance(flat, bool):
-            return self.key_string(flat, path)
-        return self.value({**flat, "type": "string"}, path, 0)
-
-    def pattern_key(self, pattern: str, path: str) -> str:
-        return regex_string(self.rules, regex_node(pattern, path, search=True), "key")
-
 
 def _without(flat: dict[str, Any], err_path: str, path: str) -> dict[str, Any]:
     """``flat`` without the keyword an Unsupported error pointed at (for strict=False)."""
@@ -425,21 +439,23 @@ def _string_fits(v: str, flat: dict[str, Any]) -> bool:
         nodes += [regex_node(FORMATS[f], "", search=False) for f in formats if f in FORMATS]
         return all(_dfa.from_regex(n).matches(v) for n in nodes)
     except (Unsupported, _dfa.TooLarge):
-        return True  # the pattern is reported where it is compiled
+        return False  # cannot check the value: leaving it out keeps the grammar sound
+
+
+_NUMBER_CHECKS: dict[str, Callable[[Decimal, Decimal], bool]] = {
+    "minimum": operator.ge,
+    "maximum": operator.le,
+    "exclusiveMinimum": operator.gt,
+    "exclusiveMaximum": operator.lt,
+    "multipleOf": lambda x, b: b <= 0 or x % b == 0,
+}
 
 
 def _number_fits(x: Decimal, flat: dict[str, Any]) -> bool:
-    checks: list[tuple[str, Callable[[Decimal], bool]]] = [
-        ("minimum", lambda b: x >= b),
-        ("maximum", lambda b: x <= b),
-        ("exclusiveMinimum", lambda b: x > b),
-        ("exclusiveMaximum", lambda b: x < b),
-        ("multipleOf", lambda b: b <= 0 or x % b == 0),
-    ]
-    for key, ok in checks:
+    for key, ok in _NUMBER_CHECKS.items():
         bound = flat.get(key)
         numeric = isinstance(bound, (int, float)) and not isinstance(bound, bool)
-        if numeric and not ok(Decimal(str(bound))):
+        if numeric and not ok(x, Decimal(str(bound))):
             return False
     return True
 

@@ -19,7 +19,9 @@ def sanitize(name: str) -> str:
     return cleaned or "r"
 
 
-_HELPERS = re.compile(r"(root|ws|value|object|array|string|string-tail|number|char)(-[0-9]+)?")
+_HELPERS = re.compile(
+    r"(root|ws|value|object|array|string|string-tail|number|char|boolean)(-[0-9]+)?"
+)
 
 
 def _is_helper(name: str) -> bool:
@@ -205,7 +207,7 @@ def dfa_string_rule(rules: Rules, dfa: _dfa.Dfa, hint: str) -> str | None:
 
     def chars(ranges: Ranges) -> str:
         usable = _rx.subtract(ranges, _SURROGATES)
-        return rules.json_chars(usable) if usable else "[^\\x00-\\U0010FFFF]"
+        return rules.json_chars(usable) if usable else ""
 
     start = _dfa.to_rules(dfa, chars, rules.define, rules.reserve, '"\\""', hint)
     return rules.add(hint, f'"\\"" {start}')

@@ -53,7 +53,7 @@ ANNOTATIONS = frozenset(
         "xml",
     }
 )
-MAX_MERGE_DEPTH = 40
+MAX_BRANCHES = 256
 
 
 def plain(value: Any) -> Any:
@@ -293,6 +293,12 @@ def _merge_keyword(key: str, va: Any, vb: Any, out: dict[str, Any], path: str) -
     elif key == "multipleOf" and isinstance(va, int) and isinstance(vb, int):
         out[key] = va * vb // math.gcd(va, vb)
     elif key in ("anyOf", "oneOf"):
+        if len(va) * len(vb) > MAX_BRANCHES:
+            raise SchemaError(
+                f"{key} combinations (with allOf, if/then/else or dependencies) exceed "
+                f"{MAX_BRANCHES} branches",
+                path,
+            )
         out[key] = [_all_of(x, y) for x in va for y in vb]
     elif key == "__not_in__":
         out[key] = list(dict.fromkeys(list(va) + list(vb)))
