@@ -52,6 +52,13 @@ def test_token_id_reference_and_negation(vocab: gs.Vocab) -> None:
     assert assert_masks_exact(m, vocab.size) == [EOS]
 
 
+def test_negated_eos_reference_keeps_eos_when_the_sentence_may_end(vocab: gs.Vocab) -> None:
+    m = gs.Matcher(compiled(f'root ::= "a" (!<[{EOS}]>)?', vocab))
+    assert m.accept_token(ord("a"))
+    allowed = assert_masks_exact(m, vocab.size)
+    assert EOS in allowed and THINK in allowed and EMPTY not in allowed
+
+
 def test_token_reference_also_matches_as_text_union(vocab: gs.Vocab) -> None:
     # "hello" is a normal token: reachable through the reference and through its bytes.
     m = gs.Matcher(compiled(f'root ::= <[{HELLO}]> "!" | "hello" "?"', vocab))

@@ -80,7 +80,10 @@ void TokenMatcher::AddTokenRefBits(uint32_t* words) {
   if (excluded >= 0) {
     const std::vector<uint32_t>& all = compiled_->any_token_words();
     for (size_t i = 0; i < all.size(); ++i) words[i] |= all[i];
-    if (!any) words[excluded >> 5] &= ~(uint32_t{1} << (excluded & 31));
+    // (an EOS id stays as BeginMask set it: its bit depends on CanTerminate() alone)
+    if (!any && !vocab.IsEos(static_cast<TokenId>(excluded))) {
+      words[excluded >> 5] &= ~(uint32_t{1} << (excluded & 31));
+    }
   }
   for (const detail::Item& it : parser.items()) {
     for (const TokenEdge& e : a.TokenEdges(it.state)) {
