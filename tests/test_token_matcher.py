@@ -180,3 +180,22 @@ def test_compile_cache_returns_shared_object(vocab: gs.Vocab) -> None:
     g = gs.Grammar.from_gbnf('root ::= "a"')
     assert gs.compile(g, vocab) is gs.compile(gs.Grammar.from_gbnf('root ::= "a"'), vocab)
     assert gs.compile(g, vocab, cache=False) is not gs.compile(g, vocab)
+
+
+def test_compile_cache_limit(vocab: gs.Vocab) -> None:
+    from gbnf_sampler import compiled as cmod
+
+    assert cmod.DEFAULT_CACHE_LIMIT_BYTES == 256 << 20
+    g = gs.Grammar.from_gbnf('root ::= "b"+')
+    try:
+        cmod.set_cache_limit_bytes(0)
+        assert gs.compile(g, vocab) is not gs.compile(g, vocab)
+        cmod.set_cache_limit_bytes(1 << 20)
+        first = gs.compile(g, vocab)
+        gs.Matcher(first).allowed_tokens()  # fills some mask cache
+        assert first.cache_bytes > 0 and first.cached_states > 0
+        assert gs.compile(g, vocab) is first
+        with pytest.raises(ValueError):
+            cmod.set_cache_limit_bytes(-1)
+    finally:
+        cmod.set_cache_limit_bytes(cmod.DEFAULT_CACHE_LIMIT_BYTES)
