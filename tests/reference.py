@@ -65,6 +65,14 @@ def _complement(ranges: Ranges) -> Ranges:
     return _normalize(gaps)
 
 
+def class_ranges(node: gast.CharClass | gast.AnyChar) -> Ranges:
+    """The scalar values one ``CharClass`` or ``AnyChar`` matches, as normalized ranges."""
+    if isinstance(node, gast.AnyChar):
+        return _normalize([(0, MAX_CODEPOINT)])
+    ranges = _normalize(node.ranges)
+    return _complement(ranges) if node.negated else ranges
+
+
 @dataclass(frozen=True)
 class Terminal:
     """Matches exactly one code point from ``ranges`` (normalized scalar-value ranges).
@@ -113,11 +121,8 @@ class _Flattener:
         """The symbol string that derives exactly the language of ``node``."""
         if isinstance(node, gast.Literal):
             return tuple(Terminal(_normalize([(c, c)])) for c in node.codepoints)
-        if isinstance(node, gast.CharClass):
-            ranges = _normalize(node.ranges)
-            return (Terminal(_complement(ranges) if node.negated else ranges),)
-        if isinstance(node, gast.AnyChar):
-            return (Terminal(_normalize([(0, MAX_CODEPOINT)])),)
+        if isinstance(node, (gast.CharClass, gast.AnyChar)):
+            return (Terminal(class_ranges(node)),)
         if isinstance(node, gast.TokenRef):
             return (Terminal(()),)
         if isinstance(node, gast.RuleRef):
@@ -211,6 +216,8 @@ class Reference:
         for index, (lhs, _) in enumerate(self.productions):
             self.by_lhs.setdefault(lhs, []).append(index)
         self.nullable = _nullable(self.productions)
+        start = self._close({Item(p, 0, 0) for p in self.by_lhs.get(root, [])}, 0, [])
+        self._known: dict[tuple[int, ...], list[set[Item]]] = {(): [start]}  # input -> sets
 
     @classmethod
     def from_grammar(cls, grammar: Any) -> Reference:
@@ -287,18 +294,27 @@ class Reference:
         )
 
     def _earley(self, codepoints: list[int]) -> list[set[Item]]:
-        """The Earley sets S_0..S_n; stops early (with an empty last set) once a set is empty."""
-        start = {Item(p, 0, 0) for p in self.by_lhs.get(self.root, [])}
-        sets = [self._close(start, 0, [])]
-        for k, cp in enumerate(codepoints):
+        """The Earley sets S_0..S_n; stops early (with an empty last set) once a set is empty.
+
+        Tests ask about every prefix of an input in turn, so the sets of earlier calls are kept
+        and the longest known prefix is extended (sets are never modified once built, so sharing
+        them is safe)."""
+        key = tuple(codepoints)
+        done = next(j for j in range(len(key), -1, -1) if key[:j] in self._known)
+        sets = list(self._known[key[:done]])
+        for k in range(done, len(key)):
+            if not sets[-1]:
+                break
             scanned = {
                 Item(item.prod, item.dot + 1, item.origin)
                 for item in sets[k]
-                if isinstance(sym := self._next(item), Terminal) and sym.intersects(((cp, cp),))
+                if isinstance(sym := self._next(item), Terminal)
+                and sym.intersects(((key[k],) * 2,))
             }
             sets.append(self._close(scanned, k + 1, sets))
-            if not sets[-1]:
-                break
+        if len(self._known) > 1000:  # bound the memory; S_0 stays
+            self._known = {(): self._known[()]}
+        self._known[key] = sets
         return sets
 
     def _close(self, kernel: set[Item], k: int, earlier: list[set[Item]]) -> set[Item]:
@@ -367,4 +383,4 @@ def _nullable(productions: list[Production]) -> set[str]:
     return nullable
 
 
-__all__ = ["Reference", "Terminal", "prefix_ranges", "split_utf8"]
+__all__ = ["Reference", "Terminal", "class_ranges", "prefix_ranges", "split_utf8"]

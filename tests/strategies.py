@@ -6,7 +6,8 @@ holds exactly. The parser keeps the tree as written, except that a parenthesized
 its content and a one-item sequence becomes its item; so a ``Sequence`` here has zero or two or
 more items, and a nested ``Sequence`` or ``Alternation`` is what a parenthesized group inside a
 sequence or alternation gives. ``Sequence(())`` (epsilon, ``()`` or an empty alternative) and
-``Literal(())`` (``""``) both occur. No surrogates, no U+0000; no ``TokenRef`` unless asked for.
+``Literal(())`` (``""``) both occur. No surrogates and no U+0000 in the tree (``sentences``
+may still produce U+0000 for ``.`` or a negated class); no ``TokenRef`` unless asked for.
 
 Every rule is productive: rules are made from the last to the first, and each rule's first
 alternative ("base") may only refer to rules made before it, so by induction it can finish;
@@ -15,6 +16,7 @@ the other alternatives may refer to any rule, itself included (left recursion to
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from gbnf_sampler import ast as gast
+from reference import class_ranges
 
 Rules = dict[str, gast.Node]
 Draw = Callable[[st.SearchStrategy[Any]], Any]
@@ -48,7 +51,7 @@ def rule_names() -> st.SearchStrategy[str]:
     """Letters, digits, '-' and '_' (mostly starting with a letter)."""
     return st.builds(
         lambda first, rest: first + rest,
-        st.sampled_from(_NAME_START + "_"),
+        st.sampled_from(_NAME_START + "_-7"),
         st.text(alphabet=_NAME_CHARS, max_size=6),
     )
 
@@ -77,34 +80,33 @@ def token_refs() -> st.SearchStrategy[gast.TokenRef]:
     return st.one_of(by_id, by_text)
 
 
-@st.composite
-def _expr(draw: Draw, refs: tuple[str, ...], depth: int, tokens: bool = False) -> gast.Node:
-    """An expression in normal form that may refer to the rules ``refs`` (and to vocabulary
-    tokens, if ``tokens``)."""
-    atoms: list[st.SearchStrategy[gast.Node]] = [
-        literals(),
-        char_classes(),
-        st.just(gast.AnyChar()),
-    ]
+@functools.cache
+def _exprs(refs: tuple[str, ...], depth: int, tokens: bool) -> st.SearchStrategy[gast.Node]:
+    """Expressions in normal form that may refer to the rules ``refs`` (and to vocabulary tokens,
+    if ``tokens``). Cached: building hypothesis strategies anew for every draw is slow."""
+    atoms: list[st.SearchStrategy[gast.Node]] = [_LITERALS, _CHAR_CLASSES, st.just(gast.AnyChar())]
     if refs:
         atoms.append(st.sampled_from(refs).map(gast.RuleRef))
     if tokens:
-        atoms.append(token_refs())
-    kinds = ["atom"] * 4 + ["empty"] + (["seq", "alt", "repeat"] * 2 if depth > 0 else [])
-    choice = draw(st.sampled_from(kinds))
-    if choice == "atom":
-        return draw(st.one_of(atoms))
-    if choice == "empty":
-        return draw(st.sampled_from([gast.Sequence(()), gast.Literal(())]))
-    if choice == "seq":
-        items = draw(st.lists(_expr(refs, depth - 1, tokens), min_size=2, max_size=3))
-        return gast.Sequence(tuple(items))
-    if choice == "alt":
-        items = draw(st.lists(_expr(refs, depth - 1, tokens), min_size=2, max_size=3))
-        return gast.Alternation(tuple(items))
+        atoms.append(_TOKEN_REFS)
+    choices = [st.one_of(atoms)] * 4 + [st.sampled_from([gast.Sequence(()), gast.Literal(())])]
+    if depth > 0:
+        inner = _exprs(refs, depth - 1, tokens)
+        items = st.lists(inner, min_size=2, max_size=3).map(tuple)
+        choices += [items.map(gast.Sequence), items.map(gast.Alternation), _repeats(inner)] * 2
+    return st.one_of(choices)
+
+
+@st.composite
+def _repeats(draw: Draw, item: st.SearchStrategy[gast.Node]) -> gast.Repeat:
     lo = draw(st.integers(0, 3))
     hi = draw(st.one_of(st.none(), st.integers(lo, lo + 3)))
-    return gast.Repeat(draw(_expr(refs, depth - 1, tokens)), lo, hi)
+    return gast.Repeat(draw(item), lo, hi)
+
+
+_LITERALS = literals()
+_CHAR_CLASSES = char_classes()
+_TOKEN_REFS = token_refs()
 
 
 @st.composite
@@ -119,8 +121,10 @@ def grammars(
     rules: Rules = {}
     for i in reversed(range(len(names))):
         name = names[i]
-        extras = draw(st.lists(_recursive_alternative(names, name, max_depth, tokens), max_size=2))
-        base = draw(_expr(tuple(names[i + 1 :]), max_depth, tokens))
+        extras = draw(
+            st.lists(_recursive_alternative(tuple(names), name, max_depth, tokens), max_size=2)
+        )
+        base = draw(_exprs(tuple(names[i + 1 :]), max_depth, tokens))
         if not extras:
             rules[name] = base
             continue
@@ -131,12 +135,13 @@ def grammars(
     return ordered, names[0]
 
 
+@functools.cache
 def _recursive_alternative(
-    names: list[str], name: str, depth: int, tokens: bool
+    names: tuple[str, ...], name: str, depth: int, tokens: bool
 ) -> st.SearchStrategy[gast.Node]:
     """An alternative that may use any rule; sometimes left recursive (``name X``) or empty."""
-    anything = _expr(tuple(names), depth - 1, tokens)
-    left = st.lists(_expr(tuple(names), depth - 1, tokens), min_size=1, max_size=2).map(
+    anything = _exprs(tuple(names), depth - 1, tokens)
+    left = st.lists(_exprs(tuple(names), depth - 1, tokens), min_size=1, max_size=2).map(
         lambda rest: gast.Sequence((gast.RuleRef(name), *rest))
     )
     return st.one_of(anything, left, st.just(gast.Sequence(())))
@@ -164,7 +169,7 @@ def node_cost(node: gast.Node, costs: Mapping[str, float]) -> float:
     if isinstance(node, gast.Literal):
         return len(node.codepoints)
     if isinstance(node, (gast.CharClass, gast.AnyChar)):
-        return 1
+        return 1 if class_ranges(node) else math.inf
     if isinstance(node, gast.TokenRef):
         return math.inf
     if isinstance(node, gast.RuleRef):
@@ -179,21 +184,14 @@ def node_cost(node: gast.Node, costs: Mapping[str, float]) -> float:
 
 
 def _class_member(draw: Draw, node: gast.CharClass | gast.AnyChar) -> int:
-    """A scalar value matched by the class (interesting characters first)."""
-    ranges = () if isinstance(node, gast.AnyChar) else node.ranges
-    negated = True if isinstance(node, gast.AnyChar) else node.negated
-
-    def inside(cp: int) -> bool:
-        return (any(lo <= cp <= hi for lo, hi in ranges) != negated) and not 0xD800 <= cp <= 0xDFFF
-
-    candidates = [ord(c) for c in INTERESTING_CHARS] + [lo for lo, _ in ranges]
-    candidates += [hi for _, hi in ranges] + [hi + 1 for _, hi in ranges] + [0x10FFFF, 0x41]
-    candidates += [lo - 1 for lo, _ in ranges]
-    candidates = sorted({c for c in candidates if 0 <= c <= 0x10FFFF and inside(c)})
-    if not candidates:  # a class of surrogates only, or a negation of (nearly) everything
+    """A scalar value the class matches: often an interesting character or a range end."""
+    ranges = class_ranges(node)
+    if not ranges:  # only surrogates, or the negation of everything: node_cost avoids these
         raise ValueError(f"no scalar value matches {node!r}")
-    cp = draw(st.one_of(st.sampled_from(candidates), _SCALARS))
-    return cp if inside(cp) else candidates[0]
+    special = [ord(c) for c in INTERESTING_CHARS] + [c for r in ranges for c in r]
+    special = sorted({c for c in special if any(lo <= c <= hi for lo, hi in ranges)})
+    anywhere = st.sampled_from(ranges).flatmap(lambda r: st.integers(r[0], r[1]))
+    return int(draw(st.one_of(st.sampled_from(special), anywhere)))
 
 
 @st.composite
@@ -270,6 +268,15 @@ def mutations(draw: Draw, data: bytes) -> bytes:
 # -- GBNF text -----------------------------------------------------------------------------------
 
 
+_PERCENT = st.integers(0, 99)
+_COMMENTS = st.text(alphabet=' "[]()|#\\é日x:=', max_size=8)
+
+
+@functools.cache
+def _index(n: int) -> st.SearchStrategy[int]:
+    return st.integers(0, n - 1)
+
+
 class _Writer:
     """Renders AST nodes as GBNF. With ``draw`` None it writes one plain spelling; with a
     hypothesis ``draw`` it picks among equivalent spellings (escapes, spacing, comments,
@@ -281,13 +288,13 @@ class _Writer:
 
     def flip(self, p: float = 0.5) -> bool:
         """True with probability ``p``; shrinks to False (the plain spelling)."""
-        return self.draw is not None and self.draw(st.integers(0, 99)) >= 100 - round(100 * p)
+        return self.draw is not None and self.draw(_PERCENT) >= 100 - round(100 * p)
 
     def pick(self, options: list[str]) -> str:
-        return options[0] if self.draw is None else self.draw(st.sampled_from(options))
+        return options[0] if self.draw is None else options[self.draw(_index(len(options)))]
 
     def comment(self) -> str:
-        text = "comment" if self.draw is None else self.draw(st.text(alphabet=' "[]()|#\\é日x'))
+        text = "comment" if self.draw is None else self.draw(_COMMENTS)
         return "#" + text
 
     def space(self, nested: bool) -> str:
@@ -420,15 +427,14 @@ class _Writer:
 
     def char(self, cp: int, in_class: bool, first: bool = False) -> str:
         """One code point inside "..." or [...]: raw when that is unambiguous, else escaped."""
-        named = {0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r", 0x5C: "\\\\"}
-        special = {0x22: '\\"'} if not in_class else {0x5D: "\\]", 0x2D: "\\-", 0x5B: "\\["}
+        escapes = {0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r", 0x5C: "\\\\", 0x22: '\\"', 0x5B: "\\["}
+        escapes |= {0x5D: "\\]", 0x2D: "\\-"}
+        must_escape = {0x0A, 0x09, 0x0D, 0x5C} | ({0x5D, 0x2D} if in_class else {0x22})
         options: list[str] = []
-        if cp in named:
-            options.append(named[cp])
-        elif cp in special:
-            options.append(special[cp])
-        elif 0x20 <= cp != 0x7F and not (in_class and first and cp == 0x5E):
+        if cp not in must_escape and 0x20 <= cp != 0x7F and not (in_class and first and cp == 0x5E):
             options.append(chr(cp))
+        if cp in escapes:
+            options.append(escapes[cp])
         if cp < 0x100:
             options.append(self.pick([f"\\x{cp:02x}", f"\\x{cp:02X}"]))
         if cp < 0x10000:
@@ -452,10 +458,21 @@ def gbnf_texts(draw: Draw, rules: Mapping[str, gast.Node], root: str) -> str:
     return to_gbnf_text(rules, root, draw)
 
 
+@st.composite
+def grammar_cases(
+    draw: Draw, max_rules: int = 4, max_depth: int = 3
+) -> tuple[Rules, str, str, bytes]:
+    """``(rules, root, gbnf_text, sentence)``: a random grammar, a random spelling of it (parse
+    with ``Grammar.from_gbnf(gbnf_text, root=root)``) and one of its sentences."""
+    rules, root = draw(grammars(max_rules=max_rules, max_depth=max_depth))
+    return rules, root, draw(gbnf_texts(rules, root)), draw(sentences(rules, root))
+
+
 __all__ = [
     "INTERESTING_CHARS",
     "char_classes",
     "gbnf_texts",
+    "grammar_cases",
     "grammars",
     "literals",
     "min_costs",

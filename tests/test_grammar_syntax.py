@@ -149,6 +149,10 @@ def test_bytes_and_str_input_agree() -> None:
     assert gs.Grammar.from_gbnf(text) == gs.Grammar.from_gbnf(text.encode())
 
 
+def test_utf8_byte_order_mark_is_ignored() -> None:
+    assert gs.Grammar.from_gbnf('\ufeffroot ::= "a"') == gs.Grammar.from_gbnf('root ::= "a"')
+
+
 def test_nul_in_literal_is_data() -> None:
     g = gs.Grammar.from_gbnf('root ::= "a\x00b" | "\\x00"')
     assert g.rules["root"] == Alternation((Literal((97, 0, 98)), Literal((0,))))

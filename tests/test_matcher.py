@@ -297,3 +297,20 @@ def test_long_inputs_in_threads() -> None:
     for t in threads:
         t.join()
     assert results == [True] * 4
+
+
+def test_token_reference_hook() -> None:
+    """Token edges are crossed only by the token-level hook (used once a vocabulary exists)."""
+    m = gs.Matcher(gs.Grammar.from_gbnf('root ::= "a" <[5]> "b" !<[7]> "c"'))
+    core = m._core
+    assert m.accept_bytes(b"a")
+    assert m.forced_bytes() == b""
+    assert not core.accept_token_ref(4)
+    assert core.accept_token_ref(5)
+    assert m.forced_bytes() == b"b"
+    assert m.accept_bytes(b"b")
+    assert not core.accept_token_ref(7)
+    assert core.accept_token_ref(8)
+    assert m.accept_bytes(b"c") and m.can_terminate()
+    m.rollback(2)
+    assert core.accept_token_ref(9)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import gbnf_sampler as gs
 from gbnf_sampler import ast as gast
 from reference import Reference
-from strategies import gbnf_texts, grammars, sentences, to_gbnf_text
+from strategies import gbnf_texts, grammar_cases, grammars, to_gbnf_text
 
 ROUNDTRIP = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -66,12 +66,12 @@ def test_printer_roundtrip(case: Case) -> None:
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_parsed_grammar_has_the_same_language(data: st.DataObject) -> None:
-    rules, root = data.draw(grammars(max_rules=3, max_depth=2))
-    grammar = gs.Grammar.from_gbnf(data.draw(gbnf_texts(rules, root)), root=root)
-    sentence = data.draw(sentences(rules, root))
-    assert Reference.from_grammar(grammar).accepts(sentence)
+@given(grammar_cases(max_rules=3, max_depth=2))
+def test_parsed_grammar_has_the_same_language(
+    case: tuple[dict[str, gast.Node], str, str, bytes],
+) -> None:
+    _, root, text, sentence = case
+    assert Reference.from_grammar(gs.Grammar.from_gbnf(text, root=root)).accepts(sentence)
 
 
 def test_equal_grammars_compare_equal_and_different_ones_do_not() -> None:

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import gbnf_sampler as gs
 from gbnf_sampler import ast as gast
 from reference import Reference, prefix_ranges, split_utf8
-from strategies import grammars, mutations, sentences
+from strategies import grammars, mutations, sentences, to_gbnf_text
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -62,7 +64,7 @@ def opt(item: gast.Node) -> gast.Repeat:
 
 # -- hand-written grammars -----------------------------------------------------------------------
 
-JSON = {
+JSON: dict[str, gast.Node] = {
     "value": alt(
         ref("object"), ref("array"), ref("string"), ref("number"), lit("true"), lit("null")
     ),
@@ -83,7 +85,7 @@ JSON = {
     "ws": star(cls(" ", "\t", "\n")),
 }  # fmt: skip
 
-ARITH = {  # left recursive
+ARITH: dict[str, gast.Node] = {  # left recursive
     "expr": alt(seq(ref("expr"), lit("+"), ref("term")), seq(ref("expr"), lit("-"), ref("term")),
                 ref("term")),
     "term": alt(seq(ref("term"), lit("*"), ref("factor")), ref("factor")),
@@ -422,7 +424,7 @@ def _words(node: gast.Node, env: Mapping[str, Words], alphabet: list[int]) -> Wo
         return frozenset().union(*(_words(item, env, alphabet) for item in node.items))
     if not isinstance(node, gast.Repeat):
         raise TypeError(f"unexpected node {node!r}")
-    item = _words(node.item, env, alphabet)
+    copy = _words(node.item, env, alphabet)
     # Past max(min, K) copies, a word of length <= K uses an empty copy that can be dropped.
     top = max(node.min, K) if node.max is None else min(node.max, max(node.min, K))
     power: Words = frozenset([()])
@@ -430,7 +432,7 @@ def _words(node: gast.Node, env: Mapping[str, Words], alphabet: list[int]) -> Wo
     for count in range(top + 1):
         if count >= node.min:
             result |= power
-        power = _concat(power, item)
+        power = _concat(power, copy)
     return result
 
 
@@ -479,3 +481,52 @@ def test_min_cost_is_finite_for_generated_grammars() -> None:
 
     assert min_costs({"a": alt(ref("a"), lit("x"))}) == {"a": 2}
     assert min_costs({"a": seq(lit("x"), ref("a"))}) == {"a": math.inf}
+
+
+# -- the strategies' own helpers -----------------------------------------------------------------
+
+
+def test_plain_gbnf_text() -> None:
+    rules: dict[str, gast.Node] = {
+        "root": seq(lit('a"\\\n'), star(cls(("a", "z"), "-", "]")), ref("x-1")),
+        "x-1": alt(rep(ANY, 2, 3), EMPTY),
+    }
+    assert to_gbnf_text(rules, "root") == (
+        'root ::= "a\\"\\\\\\n" [a-z\\-\\]]* x-1\nx-1 ::= .{2,3} | ()\n'
+    )
+
+
+@FAST
+@given(st.data())
+def test_sentences_avoid_unmatchable_alternatives(data: st.DataObject) -> None:
+    rules = {"root": rep(alt(cls(("\ud800", "\udfff")), cls(("\x00", "\U0010ffff"), negated=True),
+                              gast.TokenRef(3), lit("a")), 0, 3)}  # fmt: skip
+    sentence = data.draw(sentences(rules, "root"))
+    assert sentence == b"a" * len(sentence)
+    assert Reference(rules, "root").accepts(sentence)
+
+
+# -- llama.cpp's own grammars (parsed by the real parser; skipped when the asset is unavailable) -
+
+LLAMA_CASES = {
+    "json": (
+        ['{}', '{"k": true}', '{"a":1}', '{"a": [1, 2.5, "x\\u00e9"], "b": {"c": null}}',
+         '{"x": 1e19}', '{\n  "s": "é日😀"}'],
+        ['[1]', '{"x": 1e10}', '{"a": 01}', '{"a": "\x01"}', '{"a":  1}', '{"a": 1,}', '{'],
+    ),
+    "arithmetic": (
+        ["1+2=3\n", "(a +b)*c = x\n", "x=1\ny=2\n"],
+        ["1+2=3", "=3\n", "1+=3\n", "A=1\n", "a + b=1\n"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(LLAMA_CASES))
+def test_llama_cpp_grammars(llama_grammars: dict[str, Path], name: str) -> None:
+    grammar = gs.Grammar.from_gbnf(llama_grammars[name].read_bytes())
+    oracle = Reference.from_grammar(grammar)
+    accepted, rejected = LLAMA_CASES[name]
+    for text in accepted:
+        assert oracle.accepts(text.encode()), text
+    for text in rejected:
+        assert not oracle.accepts(text.encode()), text

@@ -121,7 +121,7 @@ void AutomatonAssembler::FinishState(size_t byte_first) {
   a_.call_begin_.push_back(static_cast<uint32_t>(a_.calls_.size()));
   a_.token_begin_.push_back(static_cast<uint32_t>(a_.tokens_.size()));
   a_.final_.push_back(final_ ? 1 : 0);
-  if ((a_.final_.size() & 0xFFF) == 0) CheckSize();
+  CheckSize();
 }
 
 // Final states without any outgoing edge are "pure": reaching one completes the rule, nothing else.

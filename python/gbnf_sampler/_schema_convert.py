@@ -1,0 +1,500 @@
+"""The JSON Schema -> GBNF converter: schema walking, combinators, enums, arrays and objects.
+
+Every subschema becomes a named rule (identical rules are shared); ``$ref`` targets get one rule
+each, so recursive schemas give recursive grammars. ``value()`` returns the rule name, or None when
+no JSON value satisfies the subschema.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from . import _dfa, _rx
+from ._schema_emit import Layout, Rules, any_value, regex_string
+from ._schema_formats import FORMATS
+from ._schema_logic import conditional_conjuncts
+from ._schema_refs import ANNOTATIONS, Resolver, merge, type_set, value_key
+from ._schema_scalars import (
+    Unsupported,
+    integer_rule,
+    kw_int,
+    number_rule,
+    pointer,
+    regex_node,
+    string_rule,
+)
+from .errors import SchemaError
+
+MAX_NESTING = 200
+
+# Keywords that cannot be compiled to a context-free grammar (or not exactly): SchemaError when
+# strict, ignored with a SchemaWarning otherwise.
+UNSUPPORTED = {
+    "if": "if/then/else",
+    "then": "if/then/else",
+    "else": "if/then/else",
+    "contains": "contains",
+    "minContains": "contains",
+    "maxContains": "contains",
+    "uniqueItems": "uniqueItems",
+    "dependencies": "dependencies",
+    "dependentSchemas": "dependentSchemas",
+    "dependentRequired": "dependentRequired",
+    "unevaluatedItems": "unevaluatedItems",
+    "$dynamicRef": "$dynamicRef",
+    "$recursiveRef": "$recursiveRef",
+    "__conflicts__": "conflicting keywords under allOf",
+}
+_HINT_SKIP = {
+    "properties",
+    "items",
+    "prefixItems",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$defs",
+    "definitions",
+    "additionalProperties",
+    "patternProperties",
+    "$ref",
+    "not",
+    "additionalItems",
+}
+
+
+class SchemaWarning(UserWarning):
+    """A keyword that cannot be compiled exactly was relaxed (``strict=False``): the grammar
+    accepts more than the schema there."""
+
+
+@dataclass(frozen=True)
+class Options:
+    whitespace: str
+    max_whitespace: int
+    strict: bool
+    additional_properties: bool | None
+    indent: int
+    documents: Mapping[str, Any] | None = None
+
+
+def _hint(path: str) -> str:
+    tokens = [t for t in path.split("/")[1:] if t not in _HINT_SKIP and not t.isdigit()]
+    return tokens[-1].replace("~1", "-").replace("~0", "-") if tokens else "value"
+
+
+def normalize(schema: dict[str, Any]) -> dict[str, Any]:
+    """Older spellings of keywords in their 2020-12 form."""
+    out = dict(schema)
+    if isinstance(out.get("items"), list):
+        out["prefixItems"] = out.pop("items")
+        if "additionalItems" in out:
+            out["items"] = out.pop("additionalItems")
+    out.pop("additionalItems", None)
+    for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+        if out.get(exclusive) is True and bound in out:
+            out[exclusive] = out.pop(bound)
+        elif isinstance(out.get(exclusive), bool):
+            out.pop(exclusive)
+    if not isinstance(out.get("required", []), list):
+        out.pop("required")
+    if out.get("uniqueItems") is False:
+        out.pop("uniqueItems")
+    return out
+
+
+class Converter:
+    def __init__(self, root: Any, options: Options) -> None:
+        self.options = options
+        self.resolver = Resolver(root, options.documents)
+        self.rules = Rules()
+        self.layout = Layout(self.rules, options.whitespace, options.max_whitespace, options.indent)
+        self.ref_rules: dict[tuple[str, int], str | None] = {}
+        self.nesting = 0
+        self.notes: list[str] = []
+
+    def convert(self) -> str:
+        expr = self.value(self.resolver.root, "", 0)
+        if expr is None:
+            raise SchemaError("no JSON value satisfies the schema", "")
+        return self.rules.text(expr)
+
+    def unsupported(self, err: Unsupported) -> None:
+        if self.options.strict:
+            raise SchemaError(err.message, err.path)
+        warnings.warn(f"{err.path or '/'}: {err.message} (relaxed)", SchemaWarning, stacklevel=5)
+
+    # --- walking --------------------------------------------------------------------------------
+    def value(self, schema: Any, path: str, depth: int) -> str | None:
+        if schema is True or schema == {}:
+            return any_value(self.rules, self.layout, depth)
+        if schema is False:
+            return None
+        if not isinstance(schema, dict):
+            raise SchemaError("a schema must be an object or a boolean", path)
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and all(k in ANNOTATIONS or k == "$ref" for k in schema):
+            return self.ref(ref, path, depth)
+        self.nesting += 1
+        try:
+            if self.nesting > MAX_NESTING:
+                raise SchemaError("schema nesting too deep (recursion through allOf/anyOf?)", path)
+            flat = self.flatten(schema, path, ())
+            return self.flat_value(flat, path, depth)
+        finally:
+            self.nesting -= 1
+
+    def ref(self, uri: str, path: str, depth: int) -> str | None:
+        target, ptr = self.resolver.resolve(uri, pointer(path, "$ref"))
+        key = (ptr, self.layout.depth(depth))
+        if key not in self.ref_rules:
+            name = self.rules.reserve(_hint(ptr) if ptr else "root-schema")
+            self.ref_rules[key] = name
+            expr = self.value(target, ptr, depth)
+            if expr is None:
+                self.ref_rules[key] = None
+                self.rules.bodies.pop(name)
+            else:
+                self.rules.define(name, expr)
+        result = self.ref_rules[key]
+        if result is not None and self.rules.bodies.get(result) is None:
+            return result  # recursive reference to a rule being built
+        return result
+
+    def flatten(self, schema: Any, path: str, seen: tuple[str, ...]) -> Any:
+        """``schema`` with its ``$ref`` and ``allOf`` merged in (a dict without them, or a bool)."""
+        if not isinstance(schema, dict):
+            if isinstance(schema, bool):
+                return schema
+            raise SchemaError("a schema must be an object or a boolean", path)
+        schema = normalize(schema)
+        result: Any = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+        if isinstance(schema.get("$ref"), str):
+            target, ptr = self.resolver.resolve(schema["$ref"], pointer(path, "$ref"))
+            if ptr in seen or len(seen) > 30:
+                raise SchemaError("recursive $ref inside allOf cannot be merged", path)
+            result = merge(result, self.flatten(target, ptr, (*seen, ptr)), path)
+        parts = schema.get("allOf", [])
+        if not isinstance(parts, list):
+            raise SchemaError("allOf must be an array", pointer(path, "allOf"))
+        for i, part in enumerate(parts):
+            result = merge(result, self.flatten(part, pointer(path, "allOf", i), seen), path)
+        if isinstance(result, dict):
+            result, conjuncts = conditional_conjuncts(result)
+            for extra in conjuncts:
+                result = merge(result, self.flatten(extra, path, seen), path)
+        return result
+
+    def flat_value(self, flat: Any, path: str, depth: int) -> str | None:
+        if flat is True or flat == {}:
+            return any_value(self.rules, self.layout, depth)
+        if flat is False:
+            return None
+        for key in ("anyOf", "oneOf"):
+            if key in flat:
+                return self.combinator(flat, key, path, depth)
+        return self.typed(flat, path, depth)
+
+    def combinator(self, flat: dict[str, Any], key: str, path: str, depth: int) -> str | None:
+        branches = flat[key]
+        if not isinstance(branches, list):
+            raise SchemaError(f"{key} must be an array", pointer(path, key))
+        rest = {k: v for k, v in flat.items() if k != key}
+        meaningful = {k: v for k, v in rest.items() if k not in ANNOTATIONS}
+        exprs: list[str] = []
+        for i, branch in enumerate(branches):
+            sub = pointer(path, key, i)
+            if meaningful:
+                branch = merge(meaningful, self.flatten(branch, sub, ()), sub)
+                expr = (
+                    self.flat_value(branch, sub, depth)
+                    if not isinstance(branch, bool)
+                    else self.value(branch, sub, depth)
+                )
+            else:
+                expr = self.value(branch, sub, depth)
+            if expr is not None and expr not in exprs:
+                exprs.append(expr)
+        if key == "oneOf" and len(branches) > 1 and not _disjoint_branches(branches):
+            self.notes.append(path)  # overlapping oneOf branches: compiled as anyOf
+        if not exprs:
+            return None
+        return self.rules.add(_hint(path), " | ".join(exprs))
+
+    # --- typed values ---------------------------------------------------------------------------
+    def typed(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
+        flat = self.check_keywords(flat, path)
+        if "const" in flat or "enum" in flat:
+            return self.enum(flat, path, depth)
+        types = type_set(flat)
+        if types is None:
+            types = {"null", "boolean", "object", "array", "number", "integer", "string"}
+        types = self.apply_not(flat, types, path)
+        hint = _hint(path)
+        exprs: list[str] = []
+        for t in ("object", "array", "string", "number", "integer", "boolean", "null"):
+            if t not in types or (t == "integer" and "number" in types):
+                continue
+            expr = self.relaxed_type_rule(t, flat, path, depth, hint)
+            if expr is not None:
+                exprs.append(expr)
+        if not exprs:
+            return None
+        return exprs[0] if len(exprs) == 1 else self.rules.add(hint, " | ".join(exprs))
+
+    def relaxed_type_rule(
+        self, t: str, flat: dict[str, Any], path: str, depth: int, hint: str
+    ) -> str | None:
+        """``type_rule``, dropping (strict=False) each keyword it cannot compile."""
+        for _ in range(len(flat) + 1):
+            try:
+                return self.type_rule(t, flat, path, depth, hint)
+            except Unsupported as err:
+                self.unsupported(err)
+                smaller = _without(flat, err.path, path)
+                if smaller == flat:
+                    raise SchemaError(err.message, err.path) from None
+                flat = smaller
+        raise SchemaError("cannot relax the schema", path)
+
+    def type_rule(
+        self, t: str, flat: dict[str, Any], path: str, depth: int, hint: str
+    ) -> str | None:
+        if t == "null":
+            return '"null"'
+        if t == "boolean":
+            return self.rules.fixed("boolean", '"true" | "false"')
+        if t == "string":
+            return string_rule(self.rules, flat, path, hint)
+        if t == "integer":
+            return integer_rule(self.rules, flat, path, hint)
+        if t == "number":
+            return number_rule(self.rules, flat, path, hint)
+        if t == "array":
+            return self.array(flat, path, depth)
+        return self.object(flat, path, depth)
+
+    def check_keywords(self, flat: dict[str, Any], path: str) -> dict[str, Any]:
+        out = dict(flat)
+        if out.get("uniqueItems") is True and kw_int(out, "maxItems", path) in (0, 1):
+            out.pop("uniqueItems")
+        for key in list(out):
+            if key in UNSUPPORTED:
+                err = Unsupported(
+                    f"{UNSUPPORTED[key]} cannot be expressed as a grammar", pointer(path, key)
+                )
+                self.unsupported(err)
+                out.pop(key)
+        return out
+
+    def apply_not(self, flat: dict[str, Any], types: set[str], path: str) -> set[str]:
+        nots = flat.get("__nots__", [flat["not"]] if "not" in flat else [])
+        for i, neg in enumerate(nots):
+            if isinstance(neg, dict) and set(neg) - ANNOTATIONS <= {"type"} and "type" in neg:
+                excluded = type_set(neg) or set()
+                types = types - excluded
+                if "integer" in excluded and "number" in types:
+                    self.unsupported(Unsupported("not: integer under type number", path))
+            elif neg == {} or neg is True:
+                return set()
+            else:
+                sub = pointer(path, "not") if "not" in flat else pointer(path, "allOf", i)
+                self.unsupported(
+                    Unsupported(
+                        "not (beyond excluding types) cannot be expressed as a grammar", sub
+                    )
+                )
+        return types
+
+    # --- enum / const ---------------------------------------------------------------------------
+    def enum(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
+        values = [flat["const"]] if "const" in flat else flat["enum"]
+        if not isinstance(values, list):
+            raise SchemaError("enum must be an array", pointer(path, "enum"))
+        kept = [v for v in values if _fits(v, flat)]
+        seen: set[str] = set()
+        exprs: list[str] = []
+        for v in kept:
+            key = value_key(v)
+            if key not in seen:
+                seen.add(key)
+                exprs.append(self.literal_value(v, depth))
+        if not exprs:
+            return None
+        return self.rules.add(_hint(path), " | ".join(exprs))
+
+    def literal_value(self, v: Any, depth: int) -> str:
+        d = self.layout.depth(depth)
+        if isinstance(v, str):
+            forms = dict.fromkeys([json.dumps(v, ensure_ascii=False), json.dumps(v)])
+            return "(" + " | ".join(_rx.literal_gbnf(f) for f in forms) + ")"
+        if isinstance(v, bool) or v is None or isinstance(v, int):
+            return _rx.literal_gbnf(json.dumps(v))
+        if isinstance(v, float):
+            forms = dict.fromkeys([json.dumps(v)] + ([str(int(v))] if v.is_integer() else []))
+            return "(" + " | ".join(_rx.literal_gbnf(f) for f in forms) + ")"
+        sep, lay = self.layout.sep(d), self.layout
+        if isinstance(v, list):
+            if not v:
+                return lay.empty("[]")
+            items = f" {sep} ".join(self.literal_value(x, depth + 1) for x in v)
+            return f"{lay.open('[', d)} {items} {lay.close(']', d)}"
+        if isinstance(v, dict):
+            if not v:
+                return lay.empty("{}")
+            members = f" {sep} ".join(
+                f"{self.literal_value(k, depth + 1)} {lay.colon()} "
+                f"{self.literal_value(x, depth + 1)}"
+                for k, x in v.items()
+            )
+            return f"{lay.open('{', d)} {members} {lay.close('}', d)}"
+        raise SchemaError(f"enum/const value {v!r} is not JSON", "")
+
+    # --- arrays and objects (see _schema_containers) -------------------------------------------
+    def array(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
+        from ._schema_containers import array_rule
+
+        return array_rule(self, flat, path, depth)
+
+    def object(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
+        from ._schema_containers import object_rule
+
+        return object_rule(self, flat, path, depth)
+
+    def key_string(self, schema: Any, path: str) -> str | None:
+        """A rule for object keys allowed by ``schema`` (a string schema)."""
+        if schema is True or schema == {}:
+            return regex_string(
+                self.rules, _rx.Rep(_rx.Chars(((0, _rx.MAX_CODEPOINT),)), 0, None), "key"
+            )
+        if schema is False:
+            return None
+        flat = self.flatten(schema, path, ())
+        if isinstance(flat, bool):
+            return self.key_string(flat, path)
+        return self.value({**flat, "type": "string"}, path, 0)
+
+    def pattern_key(self, pattern: str, path: str) -> str:
+        return regex_string(self.rules, regex_node(pattern, path, search=True), "key")
+
+
+def _without(flat: dict[str, Any], err_path: str, path: str) -> dict[str, Any]:
+    """``flat`` without the keyword an Unsupported error pointed at (for strict=False)."""
+    key = err_path[len(path) + 1 :].split("/")[0] if err_path.startswith(path + "/") else ""
+    out = {k: v for k, v in flat.items() if k != key}
+    if key in ("pattern", "format"):
+        out.pop(f"__{key}s__", None)
+        out.pop("minLength", None)
+        out.pop("maxLength", None)
+    if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        out.pop("multipleOf", None)
+    return out
+
+
+def _fits(v: Any, flat: dict[str, Any]) -> bool:
+    """Whether an enum/const value satisfies the other keywords of its schema (those about the
+    value itself; nested subschemas of object/array values are not checked)."""
+    types = type_set(flat)
+    if types is not None and _json_type(v) not in types:
+        return False
+    if isinstance(v, str):
+        return _string_fits(v, flat)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return _number_fits(Decimal(str(v)), flat)
+    if isinstance(v, list):
+        return flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v))
+    if isinstance(v, dict):
+        required = flat.get("required", [])
+        return all(r in v for r in required if isinstance(r, str))
+    return True
+
+
+def _string_fits(v: str, flat: dict[str, Any]) -> bool:
+    if v in flat.get("__not_in__", []):
+        return False
+    if len(v) < flat.get("minLength", 0) or len(v) > flat.get("maxLength", len(v)):
+        return False
+    patterns = flat.get("__patterns__", [flat["pattern"]] if "pattern" in flat else [])
+    formats = flat.get("__formats__", [flat["format"]] if "format" in flat else [])
+    try:
+        nodes = [regex_node(p, "", search=True) for p in patterns]
+        nodes += [regex_node(FORMATS[f], "", search=False) for f in formats if f in FORMATS]
+        return all(_dfa.from_regex(n).matches(v) for n in nodes)
+    except (Unsupported, _dfa.TooLarge):
+        return True  # the pattern is reported where it is compiled
+
+
+def _number_fits(x: Decimal, flat: dict[str, Any]) -> bool:
+    checks = [
+        ("minimum", lambda b: x >= b),
+        ("maximum", lambda b: x <= b),
+        ("exclusiveMinimum", lambda b: x > b),
+        ("exclusiveMaximum", lambda b: x < b),
+        ("multipleOf", lambda b: b <= 0 or x % b == 0),
+    ]
+    for key, ok in checks:
+        bound = flat.get(key)
+        numeric = isinstance(bound, (int, float)) and not isinstance(bound, bool)
+        if numeric and not ok(Decimal(str(bound))):
+            return False
+    return True
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "array" if isinstance(v, list) else "object"
+
+
+def _disjoint_branches(branches: list[Any]) -> bool:
+    """True when no JSON value can match two of the branches (checked by types and consts)."""
+    sigs = [_signature(b) for b in branches]
+    for i in range(len(sigs)):
+        for j in range(i + 1, len(sigs)):
+            if not _disjoint(sigs[i], sigs[j]):
+                return False
+    return True
+
+
+def _signature(branch: Any) -> tuple[set[str] | None, set[str] | None, dict[str, set[str]]]:
+    if not isinstance(branch, dict):
+        return None, None, {}
+    types = type_set(branch)
+    values = None
+    if "const" in branch:
+        values = {value_key(branch["const"])}
+    elif isinstance(branch.get("enum"), list):
+        values = {value_key(v) for v in branch["enum"]}
+    required = (
+        set(branch.get("required", [])) if isinstance(branch.get("required"), list) else set()
+    )
+    tags: dict[str, set[str]] = {}
+    for name, sub in (branch.get("properties") or {}).items():
+        if name in required and isinstance(sub, dict):
+            if "const" in sub:
+                tags[name] = {value_key(sub["const"])}
+            elif isinstance(sub.get("enum"), list):
+                tags[name] = {value_key(v) for v in sub["enum"]}
+    return types, values, tags
+
+
+def _disjoint(a: Any, b: Any) -> bool:
+    ta, va, tags_a = a
+    tb, vb, tags_b = b
+    if ta is not None and tb is not None and not (ta & tb):
+        return True
+    if va is not None and vb is not None and not (va & vb):
+        return True
+    return any(name in tags_b and not (tags_a[name] & tags_b[name]) for name in tags_a)

@@ -1,0 +1,104 @@
+"""Unsupported or invalid schemas: SchemaError with the exact JSON pointer when strict, a
+SchemaWarning and a relaxed grammar when ``strict=False``."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pytest
+
+import gbnf_sampler as gs
+from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
+from schema_helpers import accepts
+
+UNSUPPORTED: list[tuple[Any, str]] = [
+    (
+        {"type": "object", "properties": {"a": {"if": {"minLength": 2}, "then": {}}}},
+        "/properties/a/if",
+    ),
+    ({"type": "array", "contains": {"type": "integer"}}, "/contains"),
+    ({"type": "array", "items": {"type": "array", "uniqueItems": True}}, "/items/uniqueItems"),
+    (
+        {"$defs": {"x": {"dependentRequired": {c: ["b"] for c in "acdefgh"}}}, "$ref": "#/$defs/x"},
+        "/$defs/x/dependentRequired",
+    ),
+    ({"anyOf": [{"type": "string"}, {"not": {"minimum": 3}}]}, "/anyOf/1/not"),
+    (
+        {"type": "object", "properties": {"p~/q": {"type": "string", "pattern": "(?=a)"}}},
+        "/properties/p~0~1q/pattern",
+    ),
+    ({"type": "string", "pattern": "(a)\\1"}, "/pattern"),
+    ({"type": "string", "pattern": "a\\bc"}, "/pattern"),
+    ({"type": "string", "pattern": "[z-a]"}, "/pattern"),
+    ({"type": "string", "pattern": "a(b"}, "/pattern"),
+    ({"type": "integer", "multipleOf": 3, "minimum": 0}, "/multipleOf"),
+    ({"type": "object", "patternProperties": {f"^{c}": {"maxLength": i} for i, c in
+                                              enumerate("abcde")}}, "/patternProperties"),
+    ({"type": "string", "pattern": "(a|b)*a(a|b){12}", "maxLength": 99}, "/maxLength"),
+]
+
+
+@pytest.mark.parametrize(("schema", "path"), UNSUPPORTED)
+def test_unsupported_keyword_strict(schema: Any, path: str) -> None:
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf(schema)
+    assert info.value.path == path
+    assert info.value.message
+
+
+@pytest.mark.parametrize(("schema", "path"), UNSUPPORTED)
+def test_unsupported_keyword_relaxed(schema: Any, path: str) -> None:
+    with pytest.warns(SchemaWarning) as record:
+        text = schema_to_gbnf(schema, strict=False)
+    assert any(str(w.message).startswith(path or "/") for w in record)
+    gs.Grammar.from_gbnf(text)
+
+
+def test_relaxed_grammar_accepts_more() -> None:
+    schema = {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}
+    with pytest.warns(SchemaWarning):
+        grammar = schema_to_gbnf(schema, strict=False)
+    assert accepts(grammar, "[1, 1]")
+    assert not accepts(grammar, '["a"]')
+
+
+INVALID: list[tuple[Any, str]] = [
+    ({"$ref": "#/$defs/missing"}, "/$ref"),
+    ({"properties": {"a": {"$ref": "other.json#/x"}}}, "/properties/a/$ref"),
+    ({"type": "string", "minLength": -1}, "/minLength"),
+    ({"allOf": {"type": "string"}}, "/allOf"),
+    ({"anyOf": [{"type": "string"}, 3]}, "/anyOf/1"),
+    ({"type": "string", "maxLength": 1, "minLength": 2}, ""),
+    ({"type": "object", "required": ["a"], "additionalProperties": False}, ""),
+    ({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}, "/$defs/a/allOf/0"),
+    ({"type": "integer", "minimum": 5, "maximum": 4}, ""),
+    (False, ""),
+]
+
+
+@pytest.mark.parametrize(("schema", "path"), INVALID)
+def test_invalid_schema(schema: Any, path: str) -> None:
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf(schema)
+    assert info.value.path == path
+
+
+def test_invalid_json_text() -> None:
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf('{"type": ')
+    assert info.value.path == ""
+
+
+def test_schema_error_pickles() -> None:
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf({"type": "array", "contains": {}})
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert (copy.path, copy.message) == ("/contains", info.value.message)
+
+
+def test_bad_options() -> None:
+    with pytest.raises(ValueError, match="whitespace"):
+        schema_to_gbnf({}, whitespace="wide")
+    with pytest.raises(TypeError):
+        schema_to_gbnf(42)

@@ -1,0 +1,167 @@
+"""Regex -> grammar: tables, errors, and a differential test against Python's ``re.fullmatch``
+on the dialect both share (ASCII text without ``\\r``: ``.``, ``\\s``, ``\\d``, ``\\w`` agree)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gbnf_sampler as gs
+from gbnf_sampler import _regex_parse, _rx
+from gbnf_sampler.regex import regex_to_gbnf
+from schema_helpers import accepts
+
+TABLE: list[tuple[str, list[str], list[str]]] = [
+    ("abc", ["abc"], ["ab", "abcd", ""]),
+    ("^a|b$", ["a", "b"], ["ab", ""]),
+    ("a*?b+?c??", ["b", "aabbc"], ["ac", ""]),
+    ("(?<year>\\d{4})-(?:0[1-9]|1[0-2])", ["2024-01", "1999-12"], ["2024-13", "24-01"]),
+    ("[\\w.-]+@[^\\s@]+", ["a.b-c@x", "_@é"], ["@x", "a@ b"]),
+    ("\\u00e9\\x41\\u{1F600}\\t", ["éA😀\t"], ["eA😀\t"]),
+    ("[\\u0100-\\u017f]{2}", ["āſ"], ["a", "āāā"]),
+    (".", ["a", "é", "😀"], ["\n", "\r", "\u2028", ""]),
+    ("[^]a]", ["xa]", "\na]"], ["b", "]", "xa"]),
+    ("a{2,}b{,2}", ["aab{,2}", "aaab{,2}"], ["ab{,2}", "aab"]),
+    ("\\cJ\\0\\/\\-", ["\n\x00/-"], ["\n0/-"]),
+    ("[\\b]\\s\\S", ["\b a", "\b\u3000x"], ["\b  "]),
+    ("(a|)+", ["", "a", "aaa"], ["b"]),
+    ("x{0}y", ["y"], ["xy"]),
+    ("\\D\\W", ["a!"], ["1!", "aa"]),
+]
+
+
+@pytest.mark.parametrize(("pattern", "good", "bad"), TABLE)
+def test_regex_table(pattern: str, good: list[str], bad: list[str]) -> None:
+    grammar = gs.Grammar.from_regex(pattern)
+    for text in good:
+        assert accepts(grammar, text), text
+    for text in bad:
+        assert not accepts(grammar, text), text
+
+
+def test_search_option_is_json_schema_semantics() -> None:
+    grammar = regex_to_gbnf("b+", search=True)
+    assert accepts(grammar, "abbc")
+    assert not accepts(grammar, "ac")
+    anchored = regex_to_gbnf("^b+", search=True)
+    assert accepts(anchored, "bbc")
+    assert not accepts(anchored, "abb")
+
+
+ERRORS = [
+    ("(a)\\1", 3, "backreference"),
+    ("(?=a)", 0, "lookaround"),
+    ("(?<!a)b", 0, "lookaround"),
+    ("a\\b", 1, "word boundar"),
+    ("\\p{L}", 0, "property"),
+    ("a^b", 0, "'^'"),
+    ("[b-a]", 1, "out of order"),
+    ("(ab", 0, "missing ')'"),
+    ("ab)", 2, "unbalanced"),
+    ("*a", 0, "nothing to repeat"),
+    ("a{3,2}", 1, "out of order"),
+    ("[ab", 0, "unterminated"),
+    ("\\xZZ", 0, "hexadecimal"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "position", "words"), ERRORS)
+def test_regex_errors(pattern: str, position: int, words: str) -> None:
+    with pytest.raises(gs.SchemaError) as info:
+        regex_to_gbnf(pattern)
+    assert info.value.path == ""
+    assert words in info.value.message
+    assert f"position {position}" in info.value.message
+
+
+def test_regex_options_checked() -> None:
+    with pytest.raises(TypeError):
+        regex_to_gbnf("a", anchored=True)
+
+
+def test_annex_b_brace_is_literal() -> None:
+    assert accepts(regex_to_gbnf("a{x}"), "a{x}")
+    assert accepts(regex_to_gbnf("a{1"), "a{1")
+
+
+# --- differential against re.fullmatch ------------------------------------------------------------
+
+ALPHABET = "ab0_ -.\n"
+_ATOMS = [
+    "a",
+    "b",
+    "0",
+    "\\.",
+    "-",
+    " ",
+    ".",
+    "\\d",
+    "\\w",
+    "\\s",
+    "\\D",
+    "\\W",
+    "\\S",
+    "[ab]",
+    "[^a]",
+    "[a-c0]",
+    "[\\d-]",
+    "[^\\s]",
+]
+_QUANTS = ["", "", "", "*", "+", "?", "{2}", "{0,2}", "{1,}", "*?", "+?", "??", "{1,3}?"]
+
+
+@st.composite
+def patterns(draw: st.DrawFn, depth: int = 0) -> str:
+    n_branches = draw(st.integers(1, 2 if depth < 2 else 1))
+    branches = []
+    for _ in range(n_branches):
+        items = []
+        for _ in range(draw(st.integers(0, 3))):
+            if depth < 2 and draw(st.integers(0, 4)) == 0:
+                group = draw(st.sampled_from(["(?:{})", "({})"]))
+                atom = group.format(draw(patterns(depth + 1)))
+            else:
+                atom = draw(st.sampled_from(_ATOMS))
+            items.append(atom + draw(st.sampled_from(_QUANTS)))
+        branches.append("".join(items))
+    return "|".join(branches)
+
+
+def _derive(node: _rx.Node, rng: random.Random) -> str:
+    """A random string in the language of ``node`` (from ALPHABET where possible)."""
+    if isinstance(node, _rx.Chars):
+        inside = [c for c in ALPHABET if _rx.contains(node.ranges, ord(c))]
+        return rng.choice(inside) if inside else chr(node.ranges[0][0])
+    if isinstance(node, _rx.Seq):
+        return "".join(_derive(i, rng) for i in node.items)
+    if isinstance(node, _rx.Alt):
+        return _derive(rng.choice(node.items), rng)
+    assert isinstance(node, _rx.Rep)
+    hi = node.min + 3 if node.max is None else node.max
+    return "".join(_derive(node.item, rng) for _ in range(rng.randint(node.min, hi)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(patterns(), st.lists(st.text(ALPHABET, max_size=6), max_size=4), st.randoms())
+def test_regex_matches_python_re(pattern: str, texts: list[str], rng: random.Random) -> None:
+    grammar = regex_to_gbnf(pattern)
+    node = _regex_parse.anchor(_regex_parse.parse(pattern), search=False)
+    samples = list(texts) + [_derive(node, rng) for _ in range(4)]
+    compiled = re.compile(pattern, re.ASCII)
+    for text in samples:
+        if any(ord(c) > 127 or c == "\r" for c in text):
+            continue
+        assert accepts(grammar, text) == (compiled.fullmatch(text) is not None), (pattern, text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(patterns(), st.lists(st.text(ALPHABET, max_size=6), max_size=4))
+def test_search_semantics_match_python_re_search(pattern: str, texts: list[str]) -> None:
+    grammar = regex_to_gbnf(pattern, search=True)
+    compiled = re.compile(pattern, re.ASCII)
+    for text in texts:
+        assert accepts(grammar, text) == (compiled.search(text) is not None), (pattern, text)
