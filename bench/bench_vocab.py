@@ -42,28 +42,39 @@ def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
-def bench_one(path: Path, repeat: int) -> tuple[int, float, float, float]:
-    load_min, _ = best_of(lambda: gs.Vocab.from_gguf(path), repeat)
-    vocab = gs.Vocab.from_gguf(path)
+def bench_one(path: Path, repeat: int) -> dict[str, float]:
+    from gbnf_sampler.llama_vocab import extract_vocab, load_vocab_only
+
+    row = {"from_gguf": best_of(lambda: gs.Vocab.from_gguf(path), repeat)[0]}
+    llm = load_vocab_only(path)
+    try:
+        row["open"] = best_of(lambda: load_vocab_only(path).close(), repeat)[0]
+        row["from_llama"] = best_of(lambda: gs.Vocab.from_llama(llm), repeat)[0]
+        row["ctypes"] = best_of(lambda: extract_vocab(llm), 1)[0]
+        vocab = gs.Vocab.from_llama(llm)
+    finally:
+        llm.close()
     tokens, eos, special = vocab.tokens(), vocab.eos_ids, vocab.special_ids
-    ctor_min, _ = best_of(lambda: gs.Vocab(tokens, eos, special), repeat)
+    row["ctor"] = best_of(lambda: gs.Vocab(tokens, eos, special), repeat)[0]
 
     def build_trie() -> None:
         gs.Vocab(tokens, eos, special)._native.build_trie()
 
-    trie_min, _ = best_of(build_trie, repeat)
-    return vocab.size, load_min, ctor_min, trie_min - ctor_min
+    row["trie"] = best_of(build_trie, repeat)[0] - row["ctor"]
+    row["size"] = vocab.size
+    return row
 
 
 def main() -> None:
     repeat = 3
-    print(
-        f"| vocabulary | tokens | from_gguf ms | Vocab() ms | trie build ms |  (best of {repeat})"
-    )
-    print("|---|---|---|---|---|")
+    print(f"best of {repeat}, ms. open: llama_cpp.Llama(vocab_only=True); from_llama: extraction")
+    print("in C++ through llama.cpp's function addresses; ctypes: one ctypes call per token")
+    print("| vocabulary | tokens | from_gguf | open | from_llama | ctypes | Vocab(list) | trie |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, path in vocab_files().items():
-        size, load, ctor, trie = bench_one(path, repeat)
-        print(f"| {name} | {size} | {load:.1f} | {ctor:.1f} | {trie:.1f} |")
+        r = bench_one(path, repeat)
+        cols = ("from_gguf", "open", "from_llama", "ctypes", "ctor", "trie")
+        print(f"| {name} | {int(r['size'])} | " + " | ".join(f"{r[c]:.0f}" for c in cols) + " |")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +46,27 @@ def model_path(name: str) -> Path:
     return path
 
 
-_LOADED: dict[str, tuple[Any, gs.Vocab]] = {}
+@pytest.fixture(scope="module")
+def cache() -> Iterator[dict[str, tuple[Any, gs.Vocab]]]:
+    """Opened models, closed at the end of the module (not at interpreter shutdown, where
+    llama_cpp's finalizers fail)."""
+    opened: dict[str, tuple[Any, gs.Vocab]] = {}
+    yield opened
+    for llm, _ in opened.values():
+        llm.close()
 
 
 @pytest.fixture(params=MODELS)
-def loaded(request: pytest.FixtureRequest) -> tuple[Any, gs.Vocab]:
+def loaded(
+    request: pytest.FixtureRequest, cache: dict[str, tuple[Any, gs.Vocab]]
+) -> tuple[Any, gs.Vocab]:
     """(llama_cpp.Llama opened vocab-only, gs.Vocab.from_llama of it), cached per model."""
     name: str = request.param
-    if name not in _LOADED:
+    if name not in cache:
         llama_cpp = pytest.importorskip("llama_cpp", reason="pip install llama-cpp-python==0.3.36")
         llm = llama_cpp.Llama(model_path=str(model_path(name)), vocab_only=True, verbose=False)
-        _LOADED[name] = (llm, gs.Vocab.from_llama(llm))
-    return _LOADED[name]
+        cache[name] = (llm, gs.Vocab.from_llama(llm))
+    return cache[name]
 
 
 def test_size_matches_llama(loaded: tuple[Any, gs.Vocab]) -> None:
@@ -155,3 +165,12 @@ def test_missing_llama_cpp_names_the_pip_command(
         gs.Vocab.from_gguf(model)
     with pytest.raises(ImportError, match="pip install"):
         gs.Vocab.from_llama(object())  # type: ignore[arg-type]
+
+
+def test_native_extraction_equals_ctypes_loop(loaded: tuple[Any, gs.Vocab]) -> None:
+    from gbnf_sampler.llama_vocab import extract_vocab
+
+    llm, v = loaded
+    tokens, eos, special = extract_vocab(llm)
+    assert v.fingerprint == gs.Vocab(tokens, eos, special).fingerprint
+    assert v.tokens() == tokens

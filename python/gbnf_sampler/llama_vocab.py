@@ -11,6 +11,13 @@ Classification, from llama.cpp's token attributes:
   ``<unk>``, reserved and unused slots): never produced as text, only through a grammar token
   reference. USER_DEFINED tokens (added tokens that are plain text, e.g. Gemma's runs of
   spaces or newlines) stay normal text tokens, as in llama.cpp's own grammar sampler.
+  Note that llama.cpp also counts some text-looking tokens as end of generation (e.g. ``</s>``
+  in Qwen2's and Gemma's vocabularies); being EOS, they are left out of the token trie.
+
+Speed: :func:`native_vocab` reads the vocabulary in C++ through the C addresses of llama.cpp's
+functions (taken from llama-cpp-python's ctypes bindings): ~60-150 ms for 128k-262k tokens.
+:func:`extract_vocab` is the reference, one ctypes call per token (~10x slower); it is used
+when the addresses are not available.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import ctypes
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from . import _core
 
 if TYPE_CHECKING:
     import llama_cpp  # type: ignore[import-not-found, unused-ignore]
@@ -41,7 +50,8 @@ def load_vocab_only(path: str | os.PathLike[str]) -> llama_cpp.Llama:
     if not p.is_file():
         raise FileNotFoundError(f"GGUF file not found: {p}")
     lc = import_llama_cpp()
-    return lc.Llama(model_path=str(p), vocab_only=True, verbose=False)
+    llm: llama_cpp.Llama = lc.Llama(model_path=str(p), vocab_only=True, verbose=False)
+    return llm
 
 
 def _piece(lc: Any, vocab: Any, token: int, buf: Any) -> bytes:
@@ -59,8 +69,38 @@ def _special_mask(lc: Any) -> int:
     )
 
 
+def _address(fn: Any) -> int | None:
+    """The C address of a ctypes foreign function, or None for anything else."""
+    if not isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
+        return None
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def native_vocab(llm: llama_cpp.Llama) -> _core.Vocab | None:
+    """The vocabulary read in C++ through llama.cpp's function addresses (fast: no Python call
+    per token); None when llama_cpp's functions are not plain ctypes functions."""
+    lc = import_llama_cpp()
+    fns = (
+        lc.llama_vocab_n_tokens,
+        lc.llama_token_to_piece,
+        lc.llama_vocab_get_attr,
+        lc.llama_vocab_is_eog,
+    )
+    addresses = [_address(f) for f in fns]
+    if any(a is None for a in addresses):
+        return None
+    vocab = lc.llama_model_get_vocab(llm.model)
+    if not vocab:
+        raise ValueError("the model has no vocabulary")
+    n_tokens, to_piece, get_attr, is_eog = (int(a or 0) for a in addresses)
+    return _core._vocab_from_llama(
+        int(vocab), n_tokens, to_piece, get_attr, is_eog, _special_mask(lc)
+    )
+
+
 def extract_vocab(llm: llama_cpp.Llama) -> tuple[list[bytes], list[int], list[int]]:
-    """(token bytes by id, EOS ids, special ids) of a loaded ``llama_cpp.Llama``."""
+    """(token bytes by id, EOS ids, special ids) of a loaded ``llama_cpp.Llama``, one ctypes
+    call per token (the slow reference of :func:`native_vocab`)."""
     lc = import_llama_cpp()
     vocab = lc.llama_model_get_vocab(llm.model)
     if not vocab:

@@ -85,8 +85,11 @@ class Vocab:
     @classmethod
     def from_llama(cls, llm: llama_cpp.Llama) -> Vocab:
         """The vocabulary of a loaded ``llama_cpp.Llama`` (``vocab_only=True`` is enough)."""
-        from .llama_vocab import extract_vocab
+        from .llama_vocab import extract_vocab, native_vocab
 
+        native = native_vocab(llm)
+        if native is not None:
+            return cls._from_native(native)
         tokens, eos, special = extract_vocab(llm)
         return cls(tokens, eos, special)
 
@@ -95,7 +98,11 @@ class Vocab:
         """The vocabulary of a GGUF file, read through llama-cpp-python (vocabulary only)."""
         from .llama_vocab import load_vocab_only
 
-        return cls.from_llama(load_vocab_only(path))
+        llm = load_vocab_only(path)
+        try:
+            return cls.from_llama(llm)
+        finally:
+            llm.close()
 
     @property
     def size(self) -> int:

@@ -85,6 +85,23 @@ class Vocab {
   mutable std::unique_ptr<TokenTrie> trie_;
 };
 
+// llama.cpp's vocabulary API (llama.h), as function pointers: lets the core read a model's
+// vocabulary without llama.cpp's headers or library. `vocab` is a `const llama_vocab*`.
+struct LlamaVocabApi {
+  const void* vocab = nullptr;
+  int32_t (*n_tokens)(const void* vocab) = nullptr;                       // llama_vocab_n_tokens
+  int32_t (*token_to_piece)(const void* vocab, int32_t token, char* buf,  // llama_token_to_piece
+                            int32_t length, int32_t lstrip, bool special) = nullptr;
+  uint32_t (*get_attr)(const void* vocab, int32_t token) = nullptr;       // llama_vocab_get_attr
+  bool (*is_eog)(const void* vocab, int32_t token) = nullptr;             // llama_vocab_is_eog
+};
+
+// The vocabulary of a llama.cpp model: token bytes from token_to_piece(lstrip 0, special true),
+// EOS = every end-of-generation token, special = every token with an attribute in
+// `special_attrs` (a mask of llama_token_attr bits). Throws VocabError on null pointers or an
+// empty vocabulary.
+std::shared_ptr<const Vocab> ExtractLlamaVocab(const LlamaVocabApi& api, uint32_t special_attrs);
+
 // The fingerprint function (exposed for tests): see fingerprint.cc for the exact serialization.
 uint64_t VocabFingerprint(const std::string& bytes, const std::vector<uint32_t>& offsets,
                           const std::vector<TokenId>& eos_ids,
