@@ -12,7 +12,7 @@ python -m pip install --quiet --upgrade pip
 python -m pip install --quiet scikit-build-core pybind11
 python -m pip install --quiet --no-build-isolation \
   -Ccmake.define.GBNF_SAMPLER_SANITIZE=ON -Ccmake.build-type=RelWithDebInfo \
-  -Cbuild-dir=build/sanitize ".[test]"
+  -Cbuild-dir=build/sanitize ".[${SANITIZE_EXTRAS:-test}]"
 
 # The interpreter is not instrumented, so the ASan runtime must be loaded first, and libstdc++
 # with it (else ASan cannot find the real __cxa_throw and aborts on the first C++ exception).

@@ -330,3 +330,13 @@ def test_bit_helpers_check_bounds(
 ) -> None:
     with pytest.raises(exc):
         call(np.zeros(4, dtype=np.int32))
+
+
+def test_unsafe_entry_point_rejects_negative_counts() -> None:
+    logits = np.zeros(64, dtype=np.float32)
+    bitmask = np.zeros(2, dtype=np.int32)
+    with pytest.raises(ValueError, match="negative"):
+        _core._unsafe_apply_bitmask(
+            logits.ctypes.data, "float32", 1, 64, 64, 1, bitmask.ctypes.data, 2, 2, -5
+        )
+    assert (logits == 0).all()

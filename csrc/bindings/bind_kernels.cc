@@ -180,11 +180,15 @@ LogitsDtype ParseDtypeName(const std::string& name) {
 }
 
 // Raw-pointer entry point (torch CPU tensors, ctypes buffers). The caller vouches for the
-// pointers, shapes and strides; nothing is checked beyond the dtype name.
+// pointers, shapes and strides; only the dtype name and the signs of the counts are checked.
 void UnsafeApplyBitmask(uintptr_t logits_ptr, const std::string& dtype, int64_t rows,
                         int64_t cols, int64_t row_stride, int64_t col_stride,
                         uintptr_t bitmask_ptr, int64_t words, int64_t bitmask_row_stride,
                         int64_t vocab_size, uintptr_t indices_ptr, int64_t num_indices) {
+  const int64_t counts[] = {rows, cols, words, vocab_size, num_indices};
+  for (int64_t n : counts) {
+    if (n < 0) throw py::value_error("_unsafe_apply_bitmask: negative shape or count");
+  }
   LogitsView lv{reinterpret_cast<void*>(logits_ptr), ParseDtypeName(dtype), rows, cols,
                 row_stride, col_stride};
   BitmaskView bv{reinterpret_cast<const int32_t*>(bitmask_ptr), rows, words, bitmask_row_stride,

@@ -6,7 +6,9 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
+#include "gbnf_sampler/token_matcher.h"
 #include "llama/sampler_hook.h"
+#include "llama/token_matcher_constraint.h"
 
 namespace py = pybind11;
 
@@ -36,6 +38,18 @@ void BindLlama(py::module_& m) {
     out["free"] = FunctionAddress(&llama::HookFree);
     return out;
   });
+  // Creates a sampler context holding a fork of `matcher`; llama_sampler_init takes ownership
+  // (HookFree releases it). Returns its address.
+  m.def("_unsafe_new_sampler_context",
+        [](const TokenMatcher& matcher, uintptr_t init_address, uintptr_t iface_address) {
+          if (init_address == 0 || iface_address == 0) {
+            throw py::value_error("llama_sampler_init and the function table must be non-null");
+          }
+          auto init = reinterpret_cast<llama::SamplerInitFn>(init_address);
+          auto* ctx = llama::CreateContext(llama::MakeTokenMatcherConstraint(matcher.Fork()),
+                                           init, reinterpret_cast<const void*>(iface_address));
+          return reinterpret_cast<uintptr_t>(ctx);
+        });
   // Raw-pointer entry points: the address must be a live context created by this module.
   m.def("_unsafe_sampler_error",
         [](uintptr_t ctx) { return ContextAt(ctx)->error; });

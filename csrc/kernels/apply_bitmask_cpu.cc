@@ -87,8 +87,8 @@ void ApplyRow(T* row, const int32_t* mask, const RowShape& s, T neg_inf) {
 template <typename T>
 void ApplyRows(const LogitsView& logits, const BitmaskView& bitmask, int64_t vocab_size,
                const int64_t* row_indices, int64_t num_indices, T neg_inf) {
-  const RowShape shape{logits.col_stride, logits.cols,
-                       std::min({vocab_size, bitmask.words * kBitmaskWordBits, logits.cols}),
+  const int64_t limit = std::min({vocab_size, bitmask.words * kBitmaskWordBits, logits.cols});
+  const RowShape shape{logits.col_stride, logits.cols, std::max<int64_t>(limit, 0),
                        bitmask.word_stride};
   T* base = static_cast<T*>(logits.data);
   auto apply_one = [&](int64_t r) {

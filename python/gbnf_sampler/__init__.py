@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import ast
+from . import ast, llama
 from .compiled import CompiledGrammar, compile
 from .errors import (
     Diagnostic,
@@ -35,6 +35,7 @@ __all__ = [
     "allocate_bitmask",
     "apply_bitmask",
     "ast",
+    "llama",
     "bitmask_words",
     "compile",
     "fill_masks",

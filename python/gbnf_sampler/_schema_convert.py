@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -406,7 +406,7 @@ def _fits(v: Any, flat: dict[str, Any]) -> bool:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return _number_fits(Decimal(str(v)), flat)
     if isinstance(v, list):
-        return flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v))
+        return bool(flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v)))
     if isinstance(v, dict):
         required = flat.get("required", [])
         return all(r in v for r in required if isinstance(r, str))
@@ -429,7 +429,7 @@ def _string_fits(v: str, flat: dict[str, Any]) -> bool:
 
 
 def _number_fits(x: Decimal, flat: dict[str, Any]) -> bool:
-    checks = [
+    checks: list[tuple[str, Callable[[Decimal], bool]]] = [
         ("minimum", lambda b: x >= b),
         ("maximum", lambda b: x <= b),
         ("exclusiveMinimum", lambda b: x > b),

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from .cli_convert import add_convert_parser, run_convert
 from .errors import Diagnostic, GbnfSamplerError, GrammarError
 from .grammar import DEFAULT_ROOT, Grammar
 
@@ -139,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--root", default=DEFAULT_ROOT, help="name of the start rule")
     check.add_argument("--json", action="store_true", help="machine-readable diagnostics")
     check.set_defaults(run=_run_check)
+
+    add_convert_parser(commands).set_defaults(run=lambda args, out, err: run_convert(args))
 
     demo = commands.add_parser("demo", help="constrained generation with the default model")
     demo.add_argument("--model", default=None, help="GGUF path (default: Gemma 3 270M)")

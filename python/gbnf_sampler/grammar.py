@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _core
@@ -136,11 +136,11 @@ class Grammar:
         return cls.from_gbnf(choices_to_gbnf(choices))
 
     @classmethod
-    def from_tools(cls, tools: list[Mapping[str, Any]], tool_choice: Any = "auto") -> Grammar:
+    def from_tools(cls, tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto") -> Grammar:
         """A grammar for OpenAI-style tool calls over ``tools``."""
         from .json_schema import tools_to_gbnf
 
-        return cls.from_gbnf(tools_to_gbnf(tools, tool_choice=tool_choice))
+        return cls.from_gbnf(tools_to_gbnf(list(tools), tool_choice=tool_choice))
 
     @classmethod
     def from_response_format(cls, response_format: Mapping[str, Any]) -> Grammar:

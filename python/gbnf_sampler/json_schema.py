@@ -74,9 +74,7 @@ def schema_to_gbnf(
     (``.path`` is a JSON pointer) for invalid or unsupported schemas; with ``strict=False``
     unsupported keywords are relaxed with a :class:`SchemaWarning` instead.
     """
-    options = Options(
-        whitespace, max_whitespace, strict, additional_properties, indent, documents
-    )
+    options = Options(whitespace, max_whitespace, strict, additional_properties, indent, documents)
     return Converter(_load(schema), options).convert()
 
 

@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .errors import GbnfSamplerError
 
@@ -99,15 +99,8 @@ def _stream_tokens(
     from .llama import matcher_for
     from .llama_sampler import GrammarSampler
 
-    sampler = GrammarSampler(matcher_for(llm, grammar))
-    chain = _sampler_chain(
-        sampler,
-        options["temperature"],
-        options["top_k"],
-        options["top_p"],
-        options["min_p"],
-        options["seed"],
-    )
+    sampler = GrammarSampler(matcher_for(llm, grammar)) if grammar is not None else None
+    chain = _sampler_chain(sampler, options, int(llm.n_vocab()), int(llm.token_eos()))
     try:
         llm.reset()
         llm.eval(prompt_tokens)
@@ -232,7 +225,7 @@ def _chat_prompt(llm: Any, messages: list[dict[str, Any]]) -> str:
     eos = llm.detokenize([llm.token_eos()]).decode("utf-8", errors="replace")
     bos = llm.detokenize([llm.token_bos()]).decode("utf-8", errors="replace")
     formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-    return str(formatter(messages=messages).prompt)
+    return str(formatter(messages=cast(Any, messages)).prompt)
 
 
 def chat(
