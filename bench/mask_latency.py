@@ -44,8 +44,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import gbnf_sampler as gs  # noqa: E402
-from mask_documents import documents  # noqa: E402
+import gbnf_sampler as gs
+from mask_documents import documents
 
 ALL_VOCABS = ["llama-bpe", "qwen2", "gemma"]
 
@@ -84,7 +84,7 @@ def bit(row: np.ndarray, tid: int) -> bool:
     return bool((int(row[tid >> 5]) >> (tid & 31)) & 1)
 
 
-# --- ours ----------------------------------------------------------------------------------------
+# --- ours -----------------------------------------------------------------------------------------
 
 def replay_ours(m: gs.Matcher, vocab: gs.Vocab, tokens: list[int], res: Result) -> None:
     row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
@@ -123,7 +123,7 @@ def run_ours_warm(vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result)
     replay_ours(gs.Matcher(m.compiled), vocab, tokens, res)  # type: ignore[arg-type]
 
 
-# --- llama.cpp's native grammar sampler ------------------------------------------------------------
+# --- llama.cpp's native grammar sampler -----------------------------------------------------------
 
 class LlamaCandidates:
     """A reusable llama_token_data_array over the whole vocabulary."""
@@ -192,7 +192,7 @@ def run_llama(llm: Any, grammar: str, tokens: list[int], eos: list[int], res: Re
         lc.llama_sampler_free(smpl)
 
 
-# --- llguidance (optional) ---------------------------------------------------------------------------
+# --- llguidance (optional) ------------------------------------------------------------------------
 
 class _LlgTokens:
     """The tokenizer interface llguidance.TokenizerWrapper reads (bytes per id, the model's own
@@ -235,7 +235,7 @@ def run_llguidance(llm: Any, vocab: gs.Vocab, grammar: str, tokens: list[int], r
             return
 
 
-# --- driver ----------------------------------------------------------------------------------------
+# --- driver ---------------------------------------------------------------------------------------
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
@@ -293,7 +293,8 @@ def main() -> None:
 
 def report(results: dict[tuple[str, str, str], Result], engines: list[str], vocabs: list[str],
            docs: list[str]) -> None:
-    print("\n| engine | vocab | doc | steps | p50 us | p90 us | p99 us | max us | first mask cold ms"
+    print("\n| engine | vocab | doc | steps | p50 us | p90 us | p99 us | max us |"
+          " first mask cold ms"
           " | first mask cached ms | violations |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     summary: dict[str, dict[str, float]] = {}
@@ -323,7 +324,10 @@ def report(results: dict[tuple[str, str, str], Result], engines: list[str], voca
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     base = summary.get("ours")
     for engine, s in summary.items():
-        ratio = (lambda k: f"{s[k] / base[k]:.1f}x" if base and base[k] else "-")  # noqa: E731
+
+        def ratio(k: str, s: dict[str, float] = s) -> str:
+            return f"{s[k] / base[k]:.1f}x" if base and base[k] else "-"
+
         print(f"| {engine} | {s['n']} | {s['p50']:.1f} | {s['p90']:.1f} | {s['p99']:.1f} | "
               f"{s['max']:.1f} | {s['first']:.2f} | {int(s['viol'])} | {ratio('p50')} | "
               f"{ratio('p99')} | {ratio('max')} | {ratio('first')} |")

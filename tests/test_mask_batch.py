@@ -37,7 +37,7 @@ def test_fill_masks_equals_fill_mask(compiled: gs.CompiledGrammar) -> None:
             assert (batch[i] == one).all()
         assert (batch[-1] == -1).all()
         ids = [d[step] if step < len(d) else compiled.vocab.eos_ids[0] for d in docs]
-        expected = [m.fork().accept_token(t) for m, t in zip(matchers, ids)]
+        expected = [m.fork().accept_token(t) for m, t in zip(matchers, ids, strict=True)]
         assert gs.accept_tokens(matchers, ids) == expected
 
 

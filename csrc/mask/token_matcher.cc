@@ -152,7 +152,9 @@ std::vector<TokenId> TokenMatcher::AllowedTokens() {
   std::vector<TokenId> out;
   const size_t v = compiled_->vocab().size();
   for (size_t id = 0; id < v; ++id) {
-    if (detail::TestBit(words.data(), static_cast<uint32_t>(id))) out.push_back(static_cast<TokenId>(id));
+    if (detail::TestBit(words.data(), static_cast<uint32_t>(id))) {
+      out.push_back(static_cast<TokenId>(id));
+    }
   }
   return out;
 }

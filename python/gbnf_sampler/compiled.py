@@ -74,7 +74,7 @@ def _evict_locked() -> None:
         total -= old.cache_bytes
 
 
-def compile(  # noqa: A001 - the public name of DESIGN 3
+def compile(
     grammar: Grammar,
     vocab: Vocab,
     *,

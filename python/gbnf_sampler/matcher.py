@@ -115,7 +115,8 @@ class Matcher:
 
     def _token_level(self, what: str) -> Any:
         if self._compiled is None:
-            raise TypeError(f"{what} needs a token-level matcher: Matcher(gs.compile(grammar, vocab))")
+            raise TypeError(
+                f"{what} needs a token-level matcher: Matcher(gs.compile(grammar, vocab))")
         return self._core
 
     def accept_token(self, token_id: int) -> bool:
