@@ -44,10 +44,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import gbnf_sampler as gs  # noqa: E402
-from mask_documents import documents  # noqa: E402
+import gbnf_sampler as gs
+from mask_documents import documents
 
 ALL_VOCABS = ["llama-bpe", "qwen2", "gemma"]
+
+# Per-step clock: wall (default) or the calling thread's CPU time (--clock thread), which leaves
+# out preemption by other processes on a shared machine (~4 ms scheduler slices otherwise show up
+# as "max" for every engine alike).
+now_ns = time.perf_counter_ns
 
 
 def load_model(name: str) -> Any:
@@ -79,14 +84,15 @@ def bit(row: np.ndarray, tid: int) -> bool:
     return bool((int(row[tid >> 5]) >> (tid & 31)) & 1)
 
 
-# --- ours ----------------------------------------------------------------------------------------
+# --- ours -----------------------------------------------------------------------------------------
+
 
 def replay_ours(m: gs.Matcher, vocab: gs.Vocab, tokens: list[int], res: Result) -> None:
     row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
     for tid in tokens:
-        a = time.perf_counter_ns()
+        a = now_ns()
         m.fill_mask(row)
-        res.steps.append((time.perf_counter_ns() - a) / 1e3)
+        res.steps.append((now_ns() - a) / 1e3)
         if not bit(row, tid) or not m.accept_token(tid):
             res.violations += 1
             return
@@ -118,7 +124,8 @@ def run_ours_warm(vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result)
     replay_ours(gs.Matcher(m.compiled), vocab, tokens, res)  # type: ignore[arg-type]
 
 
-# --- llama.cpp's native grammar sampler ------------------------------------------------------------
+# --- llama.cpp's native grammar sampler -----------------------------------------------------------
+
 
 class LlamaCandidates:
     """A reusable llama_token_data_array over the whole vocabulary."""
@@ -128,12 +135,16 @@ class LlamaCandidates:
         self.n = n
         self.data = (lc.llama_token_data * n)()
         self.arr = lc.llama_token_data_array(
-            data=ctypes.cast(self.data, ctypes.POINTER(lc.llama_token_data)), size=n,
-            selected=-1, sorted=False)
+            data=ctypes.cast(self.data, ctypes.POINTER(lc.llama_token_data)),
+            size=n,
+            selected=-1,
+            sorted=False,
+        )
         self.ids = np.arange(n, dtype=np.int32)
         self.view = np.ctypeslib.as_array(
             ctypes.cast(self.data, ctypes.POINTER(ctypes.c_byte)),
-            shape=(n * ctypes.sizeof(lc.llama_token_data),))
+            shape=(n * ctypes.sizeof(lc.llama_token_data),),
+        )
 
     def reset(self) -> None:
         for i in range(self.n):
@@ -173,9 +184,9 @@ def run_llama(llm: Any, grammar: str, tokens: list[int], eos: list[int], res: Re
     try:
         for tid in tokens:
             cand.reset_fast(template)
-            a = time.perf_counter_ns()
+            a = now_ns()
             lc.llama_sampler_apply(smpl, ctypes.byref(cand.arr))
-            res.steps.append((time.perf_counter_ns() - a) / 1e3)
+            res.steps.append((now_ns() - a) / 1e3)
             if not cand.allowed(tid):
                 res.violations += 1
                 return  # llama.cpp aborts when accepting a token its grammar refuses
@@ -187,7 +198,8 @@ def run_llama(llm: Any, grammar: str, tokens: list[int], eos: list[int], res: Re
         lc.llama_sampler_free(smpl)
 
 
-# --- llguidance (optional) ---------------------------------------------------------------------------
+# --- llguidance (optional) ------------------------------------------------------------------------
+
 
 class _LlgTokens:
     """The tokenizer interface llguidance.TokenizerWrapper reads (bytes per id, the model's own
@@ -204,8 +216,9 @@ class _LlgTokens:
         return self.encode(data)
 
 
-def run_llguidance(llm: Any, vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result,
-                   cache: dict[str, Any]) -> None:
+def run_llguidance(
+    llm: Any, vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result, cache: dict[str, Any]
+) -> None:
     import llguidance as llg
     import llguidance.numpy as llnp
     from llguidance.gbnf_to_lark import gbnf_to_lark
@@ -222,29 +235,36 @@ def run_llguidance(llm: Any, vocab: gs.Vocab, grammar: str, tokens: list[int], r
     if m.is_error():
         raise RuntimeError(m.get_error())
     for tid in tokens:
-        a = time.perf_counter_ns()
+        a = now_ns()
         llnp.fill_next_token_bitmask(m, bitmask, 0)
-        res.steps.append((time.perf_counter_ns() - a) / 1e3)
+        res.steps.append((now_ns() - a) / 1e3)
         if not bit(bitmask[0], tid) or not m.consume_token(tid):
             res.violations += 1
             return
 
 
-# --- driver ----------------------------------------------------------------------------------------
+# --- driver ---------------------------------------------------------------------------------------
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--vocabs", nargs="+", default=ALL_VOCABS)
     ap.add_argument("--docs", nargs="*", default=None)
-    ap.add_argument("--engines", nargs="+",
-                    default=["ours", "ours-warm", "llama", "llguidance"])
+    ap.add_argument("--engines", nargs="+", default=["ours", "ours-warm", "llama", "llguidance"])
+    ap.add_argument("--clock", choices=["wall", "thread"], default="wall")
     args = ap.parse_args()
+    global now_ns
+    if args.clock == "thread":
+        now_ns = time.thread_time_ns
     from gbnf_sampler.testing import llama_cpp_grammars
 
     grammars_dir = Path(next(iter(llama_cpp_grammars().values()))).parent
     docs = [d for d in documents(grammars_dir) if not args.docs or d[0] in args.docs]
-    engines = [e for e in args.engines
-               if e != "llguidance" or importlib.util.find_spec("llguidance") is not None]
+    engines = [
+        e
+        for e in args.engines
+        if e != "llguidance" or importlib.util.find_spec("llguidance") is not None
+    ]
     results: dict[tuple[str, str, str], Result] = {}
     for vname in args.vocabs:
         t0 = time.perf_counter()
@@ -253,8 +273,9 @@ def main() -> None:
         # One-time preprocessing of the vocabulary (token trie, trie-ordered bytes), like
         # llguidance's tokenizer below: kept alive, outside the timings.
         keep_alive = gs.compile(gs.Grammar.from_gbnf('root ::= "a"'), vocab, cache=False)
-        print(f"# {vname}: {vocab.size} tokens, loaded in {time.perf_counter() - t0:.1f}s",
-              flush=True)
+        print(
+            f"# {vname}: {vocab.size} tokens, loaded in {time.perf_counter() - t0:.1f}s", flush=True
+        )
         llg_cache: dict[str, Any] = {}
         for dname, grammar, text in docs:
             tokens = llm.tokenize(text.encode(), add_bos=False, special=False)
@@ -274,18 +295,28 @@ def main() -> None:
                     res.violations += 1
                 if res.steps:
                     p = percentiles(res.steps)
-                    print(f"  {engine:10s} {vname:9s} {dname:10s} steps={p['n']:4d} "
-                          f"p50={p['p50']:9.1f} p90={p['p90']:9.1f} p99={p['p99']:9.1f} "
-                          f"max={p['max']:9.1f} us  first={res.first_cold[-1]:8.2f} ms "
-                          f"viol={res.violations}", flush=True)
+                    print(
+                        f"  {engine:10s} {vname:9s} {dname:10s} steps={p['n']:4d} "
+                        f"p50={p['p50']:9.1f} p90={p['p90']:9.1f} p99={p['p99']:9.1f} "
+                        f"max={p['max']:9.1f} us  first={res.first_cold[-1]:8.2f} ms "
+                        f"viol={res.violations}",
+                        flush=True,
+                    )
         del keep_alive
     report(results, engines, args.vocabs, [d[0] for d in docs])
 
 
-def report(results: dict[tuple[str, str, str], Result], engines: list[str], vocabs: list[str],
-           docs: list[str]) -> None:
-    print("\n| engine | vocab | doc | steps | p50 us | p90 us | p99 us | max us | first mask cold ms"
-          " | first mask cached ms | violations |")
+def report(
+    results: dict[tuple[str, str, str], Result],
+    engines: list[str],
+    vocabs: list[str],
+    docs: list[str],
+) -> None:
+    print(
+        "\n| engine | vocab | doc | steps | p50 us | p90 us | p99 us | max us |"
+        " first mask cold ms"
+        " | first mask cached ms | violations |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     summary: dict[str, dict[str, float]] = {}
     for engine in engines:
@@ -302,22 +333,34 @@ def report(results: dict[tuple[str, str, str], Result], engines: list[str], voca
                 firsts += r.first_cold
                 viol += r.violations
                 cached = f"{statistics.median(r.first_cached):.2f}" if r.first_cached else "-"
-                print(f"| {engine} | {v} | {d} | {p['n']} | {p['p50']:.1f} | {p['p90']:.1f} | "
-                      f"{p['p99']:.1f} | {p['max']:.1f} | {statistics.median(r.first_cold):.2f} | "
-                      f"{cached} | {r.violations} |")
+                print(
+                    f"| {engine} | {v} | {d} | {p['n']} | {p['p50']:.1f} | {p['p90']:.1f} | "
+                    f"{p['p99']:.1f} | {p['max']:.1f} | {statistics.median(r.first_cold):.2f} | "
+                    f"{cached} | {r.violations} |"
+                )
         if pooled:
-            summary[engine] = {**percentiles(pooled), "first": statistics.median(firsts),
-                               "viol": viol}
+            summary[engine] = {
+                **percentiles(pooled),
+                "first": statistics.median(firsts),
+                "viol": viol,
+            }
     print("\nPooled over all steps:")
-    print("| engine | steps | p50 us | p90 us | p99 us | max us | first mask p50 ms | violations |"
-          " p50 ratio | p99 ratio | max ratio | first ratio |")
+    print(
+        "| engine | steps | p50 us | p90 us | p99 us | max us | first mask p50 ms | violations |"
+        " p50 ratio | p99 ratio | max ratio | first ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     base = summary.get("ours")
     for engine, s in summary.items():
-        ratio = (lambda k: f"{s[k] / base[k]:.1f}x" if base and base[k] else "-")  # noqa: E731
-        print(f"| {engine} | {s['n']} | {s['p50']:.1f} | {s['p90']:.1f} | {s['p99']:.1f} | "
-              f"{s['max']:.1f} | {s['first']:.2f} | {int(s['viol'])} | {ratio('p50')} | "
-              f"{ratio('p99')} | {ratio('max')} | {ratio('first')} |")
+
+        def ratio(k: str, s: dict[str, float] = s) -> str:
+            return f"{s[k] / base[k]:.1f}x" if base and base[k] else "-"
+
+        print(
+            f"| {engine} | {s['n']} | {s['p50']:.1f} | {s['p90']:.1f} | {s['p99']:.1f} | "
+            f"{s['max']:.1f} | {s['first']:.2f} | {int(s['viol'])} | {ratio('p50')} | "
+            f"{ratio('p99')} | {ratio('max')} | {ratio('first')} |"
+        )
 
 
 if __name__ == "__main__":

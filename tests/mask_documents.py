@@ -14,8 +14,10 @@ JSON_DOC = """{
   "history": [{"year": 1843, "event": "Translation of Menabrea"}, {"year": 1852, "event": "d"}]
 }"""
 
-SCHEMA_GBNF = r"""root ::= "{" ws "\"name\":" ws string "," ws "\"age\":" ws integer "," ws "\"email\":" ws string "," ws "\"tags\":" ws tags "," ws "\"address\":" ws address ws "}"
-address ::= "{" ws "\"street\":" ws string "," ws "\"city\":" ws string ("," ws "\"zip\":" ws (string | "null"))? ws "}"
+SCHEMA_GBNF = r"""root ::= "{" ws "\"name\":" ws string "," ws "\"age\":" ws integer "," ws rest
+rest ::= "\"email\":" ws string "," ws "\"tags\":" ws tags "," ws "\"address\":" ws address ws "}"
+address ::= "{" ws "\"street\":" ws string "," ws "\"city\":" ws string zip? ws "}"
+zip ::= "," ws "\"zip\":" ws (string | "null")
 tags ::= "[" ws ( string ( "," ws string )* )? ws "]"
 string ::= "\"" char* "\""
 char ::= [^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
@@ -48,7 +50,11 @@ def documents(grammars_dir: Path | None) -> list[tuple[str, str, str]]:
     """(name, grammar, document); llama.cpp's grammars only when ``grammars_dir`` is given."""
     out = [("schema", SCHEMA_GBNF, SCHEMA_DOC)]
     if grammars_dir is not None:
-        for name, doc in (("json", JSON_DOC), ("c", C_DOC), ("chess", CHESS_DOC),
-                          ("arithmetic", ARITHMETIC_DOC)):
+        for name, doc in (
+            ("json", JSON_DOC),
+            ("c", C_DOC),
+            ("chess", CHESS_DOC),
+            ("arithmetic", ARITHMETIC_DOC),
+        ):
             out.append((name, (grammars_dir / f"{name}.gbnf").read_text(), doc))
     return out

@@ -9,8 +9,27 @@ import numpy as np
 
 import gbnf_sampler as gs
 
-BPE_EXTRA = [b'{"', b'":', b" true", b"\n  ", b"\xc3", b"\xa9", b"\xc3\xa9", b'"}', b'",',
-             b"ab", b"abc", b"ba", b"  ", b"\x00a", b"\xff", b"true", b"[1", b"12", b"0."]
+BPE_EXTRA = [
+    b'{"',
+    b'":',
+    b" true",
+    b"\n  ",
+    b"\xc3",
+    b"\xa9",
+    b"\xc3\xa9",
+    b'"}',
+    b'",',
+    b"ab",
+    b"abc",
+    b"ba",
+    b"  ",
+    b"\x00a",
+    b"\xff",
+    b"true",
+    b"[1",
+    b"12",
+    b"0.",
+]
 
 
 def byte_vocab() -> gs.Vocab:
@@ -75,8 +94,11 @@ def tokenize(data: bytes, table: dict[bytes, int], choose: Callable[[list[int]],
     out: list[int] = []
     i = 0
     while i < len(data):
-        fits = [table[data[i:j]] for j in range(i + 1, min(len(data), i + longest) + 1)
-                if data[i:j] in table]
+        fits = [
+            table[data[i:j]]
+            for j in range(i + 1, min(len(data), i + longest) + 1)
+            if data[i:j] in table
+        ]
         tid = choose(fits)
         out.append(tid)
         i += len(table_bytes(table, tid))

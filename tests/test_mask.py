@@ -78,15 +78,14 @@ TABLE = [
     # (grammar, token byte sequences to accept first)
     ('root ::= "a" [b-c]* "x"', [b"a", b"b"]),
     (r'root ::= "{\"" [a-z]+ "\":" (" true" | "1") "}"', [b'{"', b"ab"]),
-    (r'root ::= "\"" ( [^"\\] | "\\" ["\\n] )* "\"" ws' + "\n" + r"ws ::= [ \n]*",
-     [b'"', b"ab"]),
+    (r'root ::= "\"" ( [^"\\] | "\\" ["\\n] )* "\"" ws' + "\n" + r"ws ::= [ \n]*", [b'"', b"ab"]),
     ('root ::= [\\u00e9]+ "!"', [b"\xc3"]),
     ('root ::= [\\u00e9]+ "!"', [b"\xc3\xa9"]),
-    ("root ::= x x\nx ::= x \"a\" | \"b\"", [b"b"]),
+    ('root ::= x x\nx ::= x "a" | "b"', [b"b"]),
     ('root ::= ("ab" | "a" "b" "c") "a"?', []),
     ('root ::= [0-9]+ ("." [0-9]+)? ", " root | "end"', [b"12", b"0."]),
     ("root ::= [\\x00-\\xff]*", [b"\xc3", b"\xa9", b"\x00a"]),
-    ("root ::= ( \"ab\" | [a-c] )* \"\\n  \"", [b"ab", b"abc"]),
+    ('root ::= ( "ab" | [a-c] )* "\\n  "', [b"ab", b"abc"]),
 ]
 
 

@@ -10,11 +10,11 @@ import pytest
 import gbnf_sampler as gs
 from mask_helpers import bpe_vocab, normal_tokens, tokenize
 
-GRAMMAR = r'''root ::= "{" ws pair ("," ws pair)* ws "}"
+GRAMMAR = r"""root ::= "{" ws pair ("," ws pair)* ws "}"
 pair ::= "\"" [a-z ]+ "\":" ws (number | "true" | "\"" [^"]* "\"")
 number ::= [0-9]+ ("." [0-9]+)?
 ws ::= [ \n]*
-'''
+"""
 DOCS = [b'{"a": 12, "bc":true}', b'{ "ab c":"x y"}', b'{"x":1.5,\n  "y": "z"}', b'{"q":0}']
 
 
@@ -37,7 +37,7 @@ def test_fill_masks_equals_fill_mask(compiled: gs.CompiledGrammar) -> None:
             assert (batch[i] == one).all()
         assert (batch[-1] == -1).all()
         ids = [d[step] if step < len(d) else compiled.vocab.eos_ids[0] for d in docs]
-        expected = [m.fork().accept_token(t) for m, t in zip(matchers, ids)]
+        expected = [m.fork().accept_token(t) for m, t in zip(matchers, ids, strict=True)]
         assert gs.accept_tokens(matchers, ids) == expected
 
 
@@ -49,8 +49,9 @@ def test_batch_errors(compiled: gs.CompiledGrammar) -> None:
     with pytest.raises(ValueError):
         gs.fill_masks([m, m.fork()], np.zeros((1, words), dtype=np.int32))
     with pytest.raises(TypeError):
-        gs.fill_masks([gs.Matcher(gs.Grammar.from_gbnf('root ::= "a"'))],
-                      np.zeros((1, words), dtype=np.int32))
+        gs.fill_masks(
+            [gs.Matcher(gs.Grammar.from_gbnf('root ::= "a"'))], np.zeros((1, words), dtype=np.int32)
+        )
     with pytest.raises(ValueError):
         gs.accept_tokens([m], [1, 2])
     with pytest.raises(ValueError):

@@ -12,7 +12,15 @@ import gbnf_sampler as gs
 from mask_helpers import assert_masks_exact, bpe_vocab, decode, mask_of
 
 TOKENS = [bytes([i]) for i in range(128)] + [
-    b"<think>", b"</think>", b"<|im_end|>", b"</s>", b"", b"dup", b"dup", b"hello", b" world",
+    b"<think>",
+    b"</think>",
+    b"<|im_end|>",
+    b"</s>",
+    b"",
+    b"dup",
+    b"dup",
+    b"hello",
+    b" world",
 ]
 THINK, END_THINK, IM_END, EOS, EMPTY, DUP1, DUP2, HELLO, WORLD = range(128, 137)
 
@@ -50,6 +58,13 @@ def test_token_id_reference_and_negation(vocab: gs.Vocab) -> None:
     assert assert_masks_exact(m, vocab.size) == [IM_END]
     assert m.accept_token(IM_END) and m.can_terminate()
     assert assert_masks_exact(m, vocab.size) == [EOS]
+
+
+def test_negated_eos_reference_keeps_eos_when_the_sentence_may_end(vocab: gs.Vocab) -> None:
+    m = gs.Matcher(compiled(f'root ::= "a" (!<[{EOS}]>)?', vocab))
+    assert m.accept_token(ord("a"))
+    allowed = assert_masks_exact(m, vocab.size)
+    assert EOS in allowed and THINK in allowed and EMPTY not in allowed
 
 
 def test_token_reference_also_matches_as_text_union(vocab: gs.Vocab) -> None:
@@ -173,3 +188,22 @@ def test_compile_cache_returns_shared_object(vocab: gs.Vocab) -> None:
     g = gs.Grammar.from_gbnf('root ::= "a"')
     assert gs.compile(g, vocab) is gs.compile(gs.Grammar.from_gbnf('root ::= "a"'), vocab)
     assert gs.compile(g, vocab, cache=False) is not gs.compile(g, vocab)
+
+
+def test_compile_cache_limit(vocab: gs.Vocab) -> None:
+    from gbnf_sampler import compiled as cmod
+
+    assert cmod.DEFAULT_CACHE_LIMIT_BYTES == 256 << 20
+    g = gs.Grammar.from_gbnf('root ::= "b"+')
+    try:
+        cmod.set_cache_limit_bytes(0)
+        assert gs.compile(g, vocab) is not gs.compile(g, vocab)
+        cmod.set_cache_limit_bytes(1 << 20)
+        first = gs.compile(g, vocab)
+        gs.Matcher(first).allowed_tokens()  # fills some mask cache
+        assert first.cache_bytes > 0 and first.cached_states > 0
+        assert gs.compile(g, vocab) is first
+        with pytest.raises(ValueError):
+            cmod.set_cache_limit_bytes(-1)
+    finally:
+        cmod.set_cache_limit_bytes(cmod.DEFAULT_CACHE_LIMIT_BYTES)

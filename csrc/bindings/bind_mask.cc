@@ -130,7 +130,8 @@ void BindMask(py::module_& m) {
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
                   py::arg("max_state_size"), py::arg("max_rollback"))
-      .def_property_readonly("vocab_size", [](const CompiledGrammar& c) { return c.vocab().size(); })
+      .def_property_readonly("vocab_size",
+                             [](const CompiledGrammar& c) { return c.vocab().size(); })
       .def_property_readonly("cache_bytes", &CompiledGrammar::CacheBytes)
       .def_property_readonly("cached_states", &CompiledGrammar::CachedStates)
       .def("state_mask_sizes",
@@ -170,7 +171,9 @@ void BindMask(py::module_& m) {
       .def("item_states", &TokenMatcher::ItemStates)
       .def_property_readonly("mask_words", &TokenMatcher::MaskWords)
       .def_property_readonly("state_size",
-                             [](const TokenMatcher& self) { return self.byte_matcher().StateSize(); });
+                             [](const TokenMatcher& self) {
+                               return self.byte_matcher().StateSize();
+                             });
 }
 
 }  // namespace gbnf::bindings

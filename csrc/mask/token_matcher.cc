@@ -80,7 +80,10 @@ void TokenMatcher::AddTokenRefBits(uint32_t* words) {
   if (excluded >= 0) {
     const std::vector<uint32_t>& all = compiled_->any_token_words();
     for (size_t i = 0; i < all.size(); ++i) words[i] |= all[i];
-    if (!any) words[excluded >> 5] &= ~(uint32_t{1} << (excluded & 31));
+    // (an EOS id stays as BeginMask set it: its bit depends on CanTerminate() alone)
+    if (!any && !vocab.IsEos(static_cast<TokenId>(excluded))) {
+      words[excluded >> 5] &= ~(uint32_t{1} << (excluded & 31));
+    }
   }
   for (const detail::Item& it : parser.items()) {
     for (const TokenEdge& e : a.TokenEdges(it.state)) {
@@ -149,7 +152,9 @@ std::vector<TokenId> TokenMatcher::AllowedTokens() {
   std::vector<TokenId> out;
   const size_t v = compiled_->vocab().size();
   for (size_t id = 0; id < v; ++id) {
-    if (detail::TestBit(words.data(), static_cast<uint32_t>(id))) out.push_back(static_cast<TokenId>(id));
+    if (detail::TestBit(words.data(), static_cast<uint32_t>(id))) {
+      out.push_back(static_cast<TokenId>(id));
+    }
   }
   return out;
 }

@@ -9,7 +9,8 @@ the first time a state is met.
 
 Compiled grammars are cached by (grammar text, root, vocabulary fingerprint, limits) in a
 process-wide LRU whose budget is :data:`DEFAULT_CACHE_LIMIT_BYTES` (256 MiB of mask-cache
-memory; change it with :func:`set_cache_limit_bytes`, 0 disables the cache).
+memory, checked at each compile; change it with :func:`set_cache_limit_bytes`, 0 disables the
+cache) and at most :data:`MAX_CACHE_ENTRIES` (128) grammars.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from .matcher import (
 from .vocab import Vocab
 
 DEFAULT_CACHE_LIMIT_BYTES = 256 << 20
+# Compiled grammars kept at most, whatever their size (their mask caches fill lazily, so a new
+# entry weighs almost nothing when it is added).
+MAX_CACHE_ENTRIES = 128
 
 _cache_lock = threading.Lock()
 _cache: OrderedDict[tuple[Any, ...], CompiledGrammar] = OrderedDict()
@@ -71,7 +75,9 @@ def _key(grammar: Grammar, vocab: Vocab, max_state_size: int, max_rollback: int)
 
 def _evict_locked() -> None:
     total = sum(c.cache_bytes for c in _cache.values())
-    while _cache and (total > _cache_limit_bytes or _cache_limit_bytes == 0):
+    while _cache and (
+        total > _cache_limit_bytes or _cache_limit_bytes == 0 or len(_cache) > MAX_CACHE_ENTRIES
+    ):
         _, old = _cache.popitem(last=False)
         total -= old.cache_bytes
 
@@ -127,6 +133,7 @@ def clear_cache() -> None:
 
 __all__ = [
     "DEFAULT_CACHE_LIMIT_BYTES",
+    "MAX_CACHE_ENTRIES",
     "CompiledGrammar",
     "clear_cache",
     "compile",
