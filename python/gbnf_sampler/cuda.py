@@ -11,8 +11,9 @@ contiguous. The launch is asynchronous on ``stream``.
 
 from __future__ import annotations
 
-import operator
 from types import ModuleType
+
+from .kernels import checked_int as _int
 
 __all__ = ["apply_bitmask_cuda", "available", "device_count", "unavailable_reason"]
 
@@ -45,18 +46,6 @@ def unavailable_reason() -> str:
     if device_count() == 0:
         return "gbnf_sampler._cuda is built but no CUDA device is visible"
     return ""
-
-
-def _int(name: str, value: object, minimum: int | None = 0) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got bool")
-    try:
-        n = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
-    if minimum is not None and n < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {n}")
-    return n
 
 
 def apply_bitmask_cuda(

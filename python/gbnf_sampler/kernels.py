@@ -16,26 +16,27 @@ from . import _core
 __all__ = ["allocate_bitmask", "apply_bitmask", "bitmask_words"]
 
 
-def _non_negative_int(name: str, value: object) -> int:
+def checked_int(name: str, value: object, minimum: int | None = 0) -> int:
+    """``value`` as an int (not a bool), at least ``minimum`` unless that is None."""
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got bool")
     try:
         n = operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
-    if n < 0:
-        raise ValueError(f"{name} must be >= 0, got {n}")
+    if minimum is not None and n < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {n}")
     return n
 
 
 def bitmask_words(vocab_size: int) -> int:
     """Number of int32 words in one bitmask row covering ``vocab_size`` tokens."""
-    return int(_core.bitmask_words(_non_negative_int("vocab_size", vocab_size)))
+    return int(_core.bitmask_words(checked_int("vocab_size", vocab_size)))
 
 
 def allocate_bitmask(batch: int, vocab_size: int) -> npt.NDArray[np.int32]:
     """A ``[batch, ceil(vocab_size / 32)]`` int32 bitmask with every token allowed (-1)."""
-    rows = _non_negative_int("batch", batch)
+    rows = checked_int("batch", batch)
     words = bitmask_words(vocab_size)
     return np.full((rows, words), -1, dtype=np.int32)
 
