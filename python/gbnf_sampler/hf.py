@@ -29,8 +29,15 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import torch
-import transformers
+
+try:
+    import torch
+    import transformers
+except ImportError as e:
+    raise ImportError(
+        f"gbnf_sampler.hf needs torch and transformers ({e}); install them with: "
+        "pip install 'gbnf-sampler[hf]'"
+    ) from e
 
 from . import torch as gs_torch
 from .compiled import CompiledGrammar, compile
