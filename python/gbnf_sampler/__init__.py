@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 from . import ast, llama
 from .compiled import CompiledGrammar, compile
 from .errors import (
@@ -18,6 +21,17 @@ from .matcher import Matcher, accept_tokens, fill_masks
 from .vocab import Vocab
 
 __version__ = "0.1.0"
+
+# Submodules that import heavy optional dependencies load on first use: gs.hf (transformers),
+# gs.torch (torch).
+_LAZY_SUBMODULES = ("hf", "torch")
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CompiledGrammar",

@@ -104,6 +104,26 @@ class Vocab:
         finally:
             llm.close()
 
+    @classmethod
+    def from_hf(
+        cls,
+        tokenizer: Any,
+        *,
+        vocab_size: int | None = None,
+        eos_ids: int | Iterable[int] | None = None,
+    ) -> Vocab:
+        """The vocabulary of a fast Hugging Face tokenizer (``transformers`` or ``tokenizers``):
+        exact bytes for byte-level BPE, SentencePiece byte-fallback and plain vocabularies.
+
+        ``vocab_size``: the model's logits width when it exceeds ``len(tokenizer)`` (padded
+        embeddings); the extra ids are never allowed. ``eos_ids``: end-of-generation ids besides
+        ``tokenizer.eos_token_id`` (e.g. ``model.generation_config.eos_token_id``). See
+        :mod:`gbnf_sampler.hf_vocab`."""
+        from .hf_vocab import extract_hf_vocab
+
+        tokens, eos, special = extract_hf_vocab(tokenizer, vocab_size=vocab_size, eos_ids=eos_ids)
+        return cls(tokens, eos, special)
+
     @property
     def size(self) -> int:
         return int(self._native.size)
