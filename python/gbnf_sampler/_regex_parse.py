@@ -32,6 +32,7 @@ SPACE: Ranges = _rx.normalize(
 )
 LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
 DOT: Ranges = _rx.complement(LINE_TERMINATORS)
+PYTHON_DOT: Ranges = _rx.complement(((0x0A, 0x0A),))
 
 Dual = tuple[Ranges, Ranges]  # (ECMA-262 meaning, Python re meaning) of a character set
 
@@ -68,6 +69,16 @@ def _meet(dual: Dual) -> Ranges:
     return _rx.intersect(dual[0], dual[1])
 
 
+def _join(dual: Dual) -> Ranges:
+    return _rx.normalize(dual[0] + dual[1])
+
+
+# How a character set is read where ECMA-262 and Python's ``re`` disagree: "both" keeps the
+# characters both readings match (a grammar that accepts only those is sound under either);
+# "either" keeps those one of them matches (what must be excluded when a pattern is negated).
+READINGS = ("both", "either")
+
+
 def _same(ranges: Ranges) -> Dual:
     return ranges, ranges
 
@@ -87,9 +98,13 @@ class RegexSyntaxError(ValueError):
 
 
 class _Parser:
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, reading: str) -> None:
+        if reading not in READINGS:
+            raise ValueError(f"reading must be one of {READINGS}")
         self.s = pattern
         self.i = 0
+        self.combine = _meet if reading == "both" else _join
+        self.dot = DOT if reading == "both" else PYTHON_DOT
 
     # -- helpers ---------------------------------------------------------------------------------
     def peek(self, k: int = 0) -> str:
@@ -171,9 +186,9 @@ class _Parser:
         if c == "(":
             return self.group(start)
         if c == "[":
-            return Chars(_meet(self.char_class()))
+            return Chars(self.combine(self.char_class()))
         if c == ".":
-            return Chars(DOT)
+            return Chars(self.dot)
         if c in "^$":
             return _rx.Anchor(c)
         if c == "\\":
@@ -222,7 +237,7 @@ class _Parser:
             self.fail("backreferences are not supported", start)
         if c == "k" and self.peek(1) == "<":
             self.fail("backreferences are not supported", start)
-        return Chars(_meet(self.escape_ranges(start, in_class=False)))
+        return Chars(self.combine(self.escape_ranges(start, in_class=False)))
 
     def escape_ranges(self, start: int, in_class: bool) -> Dual:
         c = self.take()
@@ -331,9 +346,9 @@ class _Parser:
         return lo
 
 
-def parse(pattern: str) -> Node:
-    """Parses ``pattern``; raises :class:`RegexSyntaxError`."""
-    return _Parser(pattern).parse()
+def parse(pattern: str, reading: str = "both") -> Node:
+    """Parses ``pattern``; raises :class:`RegexSyntaxError`. ``reading``: see :data:`READINGS`."""
+    return _Parser(pattern, reading).parse()
 
 
 # --- anchors -------------------------------------------------------------------------------------
@@ -349,29 +364,32 @@ def _has_anchor(node: Node) -> bool:
     return False
 
 
-def _strip(node: Node, kind: str, pad: Node | None) -> Node:
-    """Removes a leading (``^``) or trailing (``$``) anchor from every branch; a branch without
-    one gets ``pad`` (``.*`` for a search, or nothing for a full match) on that side."""
+def _strip(node: Node, kind: str, pad: Node | None, anchor: Node = _rx.EMPTY) -> Node:
+    """Replaces a leading (``^``) or trailing (``$``) anchor of every branch by ``anchor``; a
+    branch without one gets ``pad`` (``.*`` for a search, or nothing for a full match) on that
+    side."""
     if isinstance(node, _rx.Anchor) and node.kind == kind:
-        return _rx.EMPTY
+        return anchor
     if isinstance(node, _rx.Alt):
-        return _rx.Alt(tuple(_strip(b, kind, pad) for b in node.items))
+        return _rx.Alt(tuple(_strip(b, kind, pad, anchor) for b in node.items))
     if isinstance(node, _rx.Seq) and node.items:
         items = list(node.items)
         edge = 0 if kind == "^" else len(items) - 1
         if isinstance(items[edge], (_rx.Anchor, _rx.Alt, _rx.Seq)):
-            items[edge] = _strip(items[edge], kind, pad)
+            items[edge] = _strip(items[edge], kind, pad, anchor)
             return _rx.Seq(tuple(items))
     if pad is None:
         return node
     return _rx.Seq((pad, node) if kind == "^" else (node, pad))
 
 
-def anchor(node: Node, search: bool) -> Node:
+def anchor(node: Node, search: bool, reading: str = "both") -> Node:
     """Resolves anchors: full-match semantics, or (``search``) an unanchored search where only
-    branches starting with ``^`` / ending with ``$`` are pinned to that end."""
+    branches starting with ``^`` / ending with ``$`` are pinned to that end. Python's ``$`` also
+    matches before a final newline: the "either" reading lets one follow."""
     pad = _rx.Rep(Chars(((0, _rx.MAX_CODEPOINT),)), 0, None) if search else None
-    node = _strip(_strip(node, "^", pad), "$", pad)
+    dollar = _rx.rep(_rx.char(0x0A), 0, 1) if reading == "either" and search else _rx.EMPTY
+    node = _strip(_strip(node, "^", pad), "$", pad, dollar)
     if _has_anchor(node):
         raise RegexSyntaxError("'^' or '$' in the middle of a pattern is not supported", 0)
     return _simplify(node)

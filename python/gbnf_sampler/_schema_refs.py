@@ -177,6 +177,26 @@ class Resolver:
             raise SchemaError(f"$ref {uri!r} points to nothing", path) from None
 
 
+def normalize(schema: dict[str, Any]) -> dict[str, Any]:
+    """Older spellings of keywords in their 2020-12 form."""
+    out = dict(schema)
+    if isinstance(out.get("items"), list):
+        out["prefixItems"] = out.pop("items")
+        if "additionalItems" in out:
+            out["items"] = out.pop("additionalItems")
+    out.pop("additionalItems", None)
+    for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+        if out.get(exclusive) is True and bound in out:
+            out[exclusive] = out.pop(bound)
+        elif isinstance(out.get(exclusive), bool):
+            out.pop(exclusive)
+    if not isinstance(out.get("required", []), list):
+        out.pop("required")
+    if out.get("uniqueItems") is False:
+        out.pop("uniqueItems")
+    return out
+
+
 # --- value helpers -------------------------------------------------------------------------------
 
 
