@@ -90,7 +90,8 @@ _CATEGORY_RULES = [
     (r"recursive \$ref inside allOf|nesting too deep", "recursion through allOf"),
     (r"no JSON value", "unsatisfiable schema"),
     (r"conflicting keywords", "allOf conflict"),
-    (r"combinations .* exceed", "too many anyOf combinations"),
+    (r"combinations .* (exceed|above)", "too many anyOf combinations"),
+    (r"oneOf branches may overlap", "oneOf overlap"),
     (r"\$dynamicRef|\$recursiveRef", "$dynamicRef/$recursiveRef"),
 ]
 

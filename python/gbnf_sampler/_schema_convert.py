@@ -21,7 +21,15 @@ from ._schema_formats import FORMATS
 from ._schema_kinds import ARRAY_KEYWORDS, OBJECT_KEYWORDS, Cannot, restrict_keyword
 from ._schema_logic import conditional_conjuncts
 from ._schema_overlap import exclusive_alternatives
-from ._schema_refs import ANNOTATIONS, Resolver, merge, normalize, type_set, value_key
+from ._schema_refs import (
+    ANNOTATIONS,
+    MAX_BRANCHES,
+    Resolver,
+    merge,
+    normalize,
+    type_set,
+    value_key,
+)
 from ._schema_scalars import (
     Unsupported,
     integer_rule,
@@ -36,6 +44,7 @@ from .errors import SchemaError
 
 MAX_NESTING = 200
 MAX_LOGIC_DEPTH = 24
+NOT_A_SCHEMA = "a schema must be an object or a boolean"
 
 # Keywords that cannot be compiled to a context-free grammar (or not exactly): SchemaError when
 # strict, ignored with a SchemaWarning otherwise.
@@ -54,6 +63,8 @@ UNSUPPORTED = {
     "$dynamicRef": "$dynamicRef",
     "$recursiveRef": "$recursiveRef",
     "__conflicts__": "conflicting keywords under allOf",
+    "__too_many__": f"anyOf/oneOf combinations (with allOf, if/then/else or dependencies) "
+    f"above {MAX_BRANCHES} branches",
 }
 _HINT_SKIP = {
     "properties",
@@ -121,7 +132,8 @@ class Converter:
         if schema is False:
             return None
         if not isinstance(schema, dict):
-            raise SchemaError("a schema must be an object or a boolean", path)
+            self.unsupported(Unsupported(NOT_A_SCHEMA, path))
+            return any_value(self.rules, self.layout, depth)
         ref = schema.get("$ref")
         if isinstance(ref, str) and all(k in ANNOTATIONS or k == "$ref" for k in schema):
             return self.ref(ref, path, depth)
@@ -152,8 +164,21 @@ class Converter:
         self.rules.define(name, expr)
         return name
 
+    def resolve(self, uri: str, path: str) -> tuple[Any, str] | None:
+        """``resolver.resolve``; a reference to nothing known is relaxed to ``{}`` (None)."""
+        try:
+            return self.resolver.resolve(uri, path)
+        except SchemaError as err:
+            if self.logic_depth:
+                raise  # an analysis must not take an unknown schema for {}
+            self.unsupported(Unsupported(err.message, err.path))
+            return None
+
     def ref(self, uri: str, path: str, depth: int) -> str | None:
-        target, ptr = self.resolver.resolve(uri, pointer(path, "$ref"))
+        found = self.resolve(uri, pointer(path, "$ref"))
+        if found is None:
+            return any_value(self.rules, self.layout, depth)
+        target, ptr = found
         key = (ptr, self.layout.depth(depth))
         if key not in self.ref_rules:
             name = self.rules.reserve(_hint(ptr) if ptr else "root-schema")
@@ -169,13 +194,17 @@ class Converter:
     def flatten(self, schema: Any, path: str, seen: tuple[str, ...]) -> Any:
         """``schema`` with its ``$ref`` and ``allOf`` merged in (a dict without them, or a bool)."""
         if not isinstance(schema, dict):
-            if isinstance(schema, bool):
-                return schema
-            raise SchemaError("a schema must be an object or a boolean", path)
+            if isinstance(schema, bool) or self.logic_depth:
+                return schema  # an analysis gives up on a non-schema (Cannot)
+            self.unsupported(Unsupported(NOT_A_SCHEMA, path))
+            return True
         schema = normalize(schema)
         result: Any = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+        found = None
         if isinstance(schema.get("$ref"), str):
-            target, ptr = self.resolver.resolve(schema["$ref"], pointer(path, "$ref"))
+            found = self.resolve(schema["$ref"], pointer(path, "$ref"))
+        if found is not None:
+            target, ptr = found
             if ptr in seen or len(seen) > 30:
                 raise SchemaError("recursive $ref inside allOf cannot be merged", path)
             result = merge(result, self.flatten(target, ptr, (*seen, ptr)), path)
@@ -318,7 +347,8 @@ class Converter:
                 what = UNSUPPORTED[key]
                 if key == "__conflicts__":
                     what += f" ({', '.join(sorted(set(map(str, out[key]))))})"
-                err = Unsupported(f"{what} cannot be expressed as a grammar", pointer(path, key))
+                where = path if key.startswith("__") else pointer(path, key)
+                err = Unsupported(f"{what} cannot be expressed as a grammar", where)
                 self.unsupported(err)
                 out.pop(key)
         return out
