@@ -60,6 +60,17 @@ def test_unsupported_keyword_relaxed(schema: Any, path: str) -> None:
     gs.Grammar.from_gbnf(text)
 
 
+def test_unique_items_over_too_many_values() -> None:
+    items = {"enum": list(range(11))}
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf({"type": "array", "items": items, "uniqueItems": True})
+    assert info.value.path == "/uniqueItems"
+    grammar = schema_to_gbnf({"type": "array", "items": items, "uniqueItems": True, "maxItems": 2})
+    assert accepts(grammar, "[10, 3]")
+    assert not accepts(grammar, "[3, 3]")
+    assert not accepts(grammar, "[1, 2, 3]")
+
+
 def test_relaxed_grammar_accepts_more() -> None:
     schema = {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}
     with pytest.warns(SchemaWarning):

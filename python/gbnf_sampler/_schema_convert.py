@@ -33,7 +33,6 @@ from ._schema_refs import (
 from ._schema_scalars import (
     Unsupported,
     integer_rule,
-    kw_int,
     number_rule,
     pointer,
     regex_node,
@@ -55,7 +54,6 @@ UNSUPPORTED = {
     "contains": "contains",
     "minContains": "contains",
     "maxContains": "contains",
-    "uniqueItems": "uniqueItems",
     "dependencies": "dependencies",
     "dependentSchemas": "dependentSchemas",
     "dependentRequired": "dependentRequired",
@@ -340,8 +338,6 @@ class Converter:
 
     def check_keywords(self, flat: dict[str, Any], path: str) -> dict[str, Any]:
         out = dict(flat)
-        if out.get("uniqueItems") is True and kw_int(out, "maxItems", path) in (0, 1):
-            out.pop("uniqueItems")
         for key in list(out):
             if key in UNSUPPORTED:
                 what = UNSUPPORTED[key]
@@ -377,7 +373,7 @@ class Converter:
         values = [flat["const"]] if "const" in flat else flat["enum"]
         if not isinstance(values, list):
             raise SchemaError("enum must be an array", pointer(path, "enum"))
-        kept = [v for v in values if _fits(v, flat)]
+        kept = [v for v in values if value_fits(v, flat)]
         seen: set[str] = set()
         exprs: list[str] = []
         for v in kept:
@@ -441,7 +437,7 @@ def _without(flat: dict[str, Any], err_path: str, path: str) -> dict[str, Any]:
     return out
 
 
-def _fits(v: Any, flat: dict[str, Any]) -> bool:
+def value_fits(v: Any, flat: dict[str, Any]) -> bool:
     """Whether an enum/const value surely satisfies the other keywords of its schema (False
     when it cannot be checked here: leaving the value out keeps the grammar sound)."""
     if "not" in flat or "__nots__" in flat:
@@ -463,7 +459,10 @@ def _fits(v: Any, flat: dict[str, Any]) -> bool:
 def _array_fits(v: list[Any], flat: dict[str, Any]) -> bool:
     if not flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v)):
         return False
-    return not any(restrict_keyword(flat, k, "array") for k in ARRAY_KEYWORDS - _COUNTS)
+    if flat.get("uniqueItems") is True and len({value_key(x) for x in v}) < len(v):
+        return False
+    others = ARRAY_KEYWORDS - _COUNTS - {"uniqueItems"}
+    return not any(restrict_keyword(flat, k, "array") for k in others)
 
 
 def _object_fits(v: dict[str, Any], flat: dict[str, Any]) -> bool:
