@@ -3,8 +3,10 @@
 Supported: literals, escapes (``\\n \\t \\xHH \\uHHHH \\u{H...} \\cX \\0``, escaped punctuation),
 classes with ranges and negation, ``\\d \\D \\w \\W \\s \\S``, ``.``, quantifiers ``* + ? {m}
 {m,} {m,n}`` and their lazy forms (same language), groups (capturing, ``(?:...)``, named
-``(?<name>...)``), alternation and the anchors ``^ $``. Backreferences, lookaround, word
-boundaries and Unicode property escapes raise :class:`RegexSyntaxError`.
+``(?<name>...)``), alternation, the anchors ``^ $`` and Unicode property escapes of the
+General_Category (``\\p{L}``, ``\\p{gc=Lu}``, ``\\P{Nd}``; see ``_unicode_props``).
+Backreferences, lookaround, word boundaries and other properties raise
+:class:`RegexSyntaxError`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 
 from . import _rx
 from ._rx import Chars, Node, Ranges
+from ._unicode_props import general_category
 
 DIGIT: Ranges = ((0x30, 0x39),)
 WORD: Ranges = _rx.normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
@@ -243,6 +246,8 @@ class _Parser:
         c = self.take()
         if c in _CLASS_ESCAPES:
             return _shorthand(c)
+        if c in ("p", "P"):
+            return self.property_escape(c, start)
         if in_class and c == "b":
             return _same(((8, 8),))
         if in_class and c == "-":
@@ -264,12 +269,23 @@ class _Parser:
             if not letter.isascii() or not letter.isalpha():
                 self.fail("invalid control escape", start)
             return ord(letter) % 32
-        if c in ("p", "P"):
-            self.fail("Unicode property escapes (\\p, \\P) are not supported", start)
         if c in _SYNTAX_CHARS or not (c.isascii() and c.isalnum()):
             return ord(c)
         self.fail(f"invalid escape '\\{c}'", start)
         return 0  # unreachable
+
+    def property_escape(self, letter: str, start: int) -> Dual:
+        """``\\p{...}`` / ``\\P{...}`` (General_Category; see ``_unicode_props``). Python's
+        ``re`` has no such escape: both readings are the Unicode one."""
+        close = self.s.find("}", self.i)
+        if self.peek() != "{" or close < 0:
+            self.fail("\\p and \\P need a {Property} name", start)
+        try:
+            ranges = general_category(self.s[self.i + 1 : close])
+        except KeyError as err:
+            self.fail(str(err.args[0]), start)
+        self.i = close + 1
+        return _same(_rx.complement(ranges) if letter == "P" else ranges)
 
     def hex_digits(self, n: int, start: int) -> int:
         text = self.s[self.i : self.i + n]
@@ -323,7 +339,7 @@ class _Parser:
         c = self.take()
         if c != "\\":
             return _same(((ord(c), ord(c)),)), True
-        if self.peek() in _CLASS_ESCAPES:
+        if self.peek() in _CLASS_ESCAPES or self.peek() in ("p", "P"):
             return self.escape_ranges(start, in_class=True), False
         if self.peek().isdigit() and self.peek() != "0":
             self.fail("backreferences are not supported", start)
