@@ -118,3 +118,21 @@ def test_bad_options() -> None:
         schema_to_gbnf({}, whitespace="wide")
     with pytest.raises(TypeError):
         schema_to_gbnf(42)
+
+
+def test_reference_to_a_non_schema_inside_one_of() -> None:
+    schema = {"$defs": {"l": [1, 2]}, "oneOf": [{"$ref": "#/$defs/l"}, {"type": "string"}]}
+    with pytest.raises(gs.SchemaError):
+        schema_to_gbnf(schema)
+    with pytest.warns(SchemaWarning):
+        grammar = schema_to_gbnf(schema, strict=False)
+    assert accepts(grammar, "[1]")
+
+
+def test_unresolvable_reference_relaxed_to_any_value() -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "https://example.com/x.json"}}}
+    with pytest.warns(SchemaWarning) as record:
+        grammar = schema_to_gbnf(schema, strict=False)
+    assert any(str(w.message).startswith("/properties/a/$ref") for w in record)
+    assert accepts(grammar, '{"a": [true]}')
+    assert not accepts(grammar, "[]")

@@ -192,8 +192,10 @@ class Converter:
     def flatten(self, schema: Any, path: str, seen: tuple[str, ...]) -> Any:
         """``schema`` with its ``$ref`` and ``allOf`` merged in (a dict without them, or a bool)."""
         if not isinstance(schema, dict):
-            if isinstance(schema, bool) or self.logic_depth:
-                return schema  # an analysis gives up on a non-schema (Cannot)
+            if isinstance(schema, bool):
+                return schema
+            if self.logic_depth:
+                raise Cannot(NOT_A_SCHEMA)  # an analysis gives up on a non-schema
             self.unsupported(Unsupported(NOT_A_SCHEMA, path))
             return True
         schema = normalize(schema)
