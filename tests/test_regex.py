@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -32,6 +33,10 @@ TABLE: list[tuple[str, list[str], list[str]]] = [
     ("x{0}y", ["y"], ["xy"]),
     ("\\D\\W", ["a!"], ["1!", "aa"]),
     ("[\\d-_]+", ["1-_", "-"], ["a", ""]),
+    ("\\p{Lu}\\p{Ll}+", ["Ab", "Éé", "ΣΩω"[1:]], ["ab", "A", "A1"]),
+    ("[\\p{L}\\p{Nd}_-]+", ["a_1", "中文", "٣-"], ["a b", "", "!"]),
+    ("\\P{L}\\p{gc=Nd}\\p{General_Category=Decimal_Number}", ["!12", " ٣4"], ["a12", "!1"]),
+    ("[^\\p{Lu}]", ["a", "1"], ["A", "É"]),
 ]
 
 
@@ -58,7 +63,9 @@ ERRORS = [
     ("(?=a)", 0, "lookaround"),
     ("(?<!a)b", 0, "lookaround"),
     ("a\\b", 1, "word boundar"),
-    ("\\p{L}", 0, "property"),
+    ("\\p{Script=Latin}", 0, "property"),
+    ("a\\p{Alphabetic}", 1, "property"),
+    ("\\pL", 0, "{Property}"),
     ("a^b", 0, "'^'"),
     ("[b-a]", 1, "out of order"),
     ("(ab", 0, "missing ')'"),
@@ -166,3 +173,47 @@ def test_search_semantics_match_python_re_search(pattern: str, texts: list[str])
     compiled = re.compile(pattern, re.ASCII)
     for text in texts:
         assert accepts(grammar, text) == (compiled.search(text) is not None), (pattern, text)
+
+
+# --- Unicode property escapes: differential against unicodedata and the regex module -------------
+
+_PROPERTIES = ["L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "N", "Nd", "Nl", "P", "Pd", "S", "Sc"]
+_PROPERTIES += ["Z", "Zs", "C", "Cc", "Letter", "Decimal_Number", "punct"]
+_LONG = {"Letter": "L", "Decimal_Number": "Nd", "punct": "P"}
+
+
+def _samples(rng: random.Random) -> list[str]:
+    """Characters from all over the code space (planes 0-2), surrogates excluded."""
+    out = []
+    for _ in range(300):
+        cp = rng.choice([rng.randint(0, 0x2FF), rng.randint(0, 0xFFFF), rng.randint(0, 0x2FFFF)])
+        if not 0xD800 <= cp <= 0xDFFF:
+            out.append(chr(cp))
+    return out
+
+
+@pytest.mark.parametrize("name", _PROPERTIES)
+def test_property_escape_matches_unicodedata(name: str) -> None:
+    category = _LONG.get(name, name)
+    grammar = gs.Grammar.from_regex(f"\\p{{{name}}}")
+    negated = gs.Grammar.from_regex(f"[\\P{{{name}}}]")
+    for c in _samples(random.Random(name)):
+        inside = unicodedata.category(c).startswith(category)
+        assert accepts(grammar, c) == inside, (name, hex(ord(c)))
+        assert accepts(negated, c) == (not inside), (name, hex(ord(c)))
+
+
+def test_property_escapes_match_the_regex_module() -> None:
+    """On code points assigned in Python's Unicode version (the regex module may be newer)."""
+    regex = pytest.importorskip("regex", reason="the regex module (test extra) is not installed")
+    rng = random.Random(7)
+    assigned = [c for c in _samples(rng) if unicodedata.category(c) != "Cn"]
+    for pattern in ["\\p{Lu}\\p{Ll}*", "[\\p{L}\\p{N}]+", "\\P{L}+", "[^\\p{P}\\p{S}]"]:
+        grammar = gs.Grammar.from_regex(pattern)
+        compiled = regex.compile(pattern)
+        for _ in range(150):
+            text = "".join(rng.choice(assigned) for _ in range(rng.randint(1, 3)))
+            assert accepts(grammar, text) == (compiled.fullmatch(text) is not None), (
+                pattern,
+                [hex(ord(c)) for c in text],
+            )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from . import _rx
 from ._rx import Node, Ranges
 
-MAX_STATES = 2000
+MAX_STATES = 20000
 MAX_NFA_STATES = 50_000
 ALL: Ranges = ((0, _rx.MAX_CODEPOINT),)
 
@@ -105,13 +105,24 @@ class Dfa:
 
 
 def _partition(edges: list[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
-    """Splits the code points of ``edges`` into pieces with the same set of targets."""
-    cuts = sorted({p for ranges, _ in edges for lo, hi in ranges for p in (lo, hi + 1)})
+    """Splits the code points of ``edges`` into pieces with the same set of targets (a sweep
+    over the range ends: large Unicode classes have hundreds of ranges)."""
+    events: dict[int, list[tuple[int, int]]] = {}
+    for ranges, target in edges:
+        for lo, hi in ranges:
+            events.setdefault(lo, []).append((target, 1))
+            events.setdefault(hi + 1, []).append((target, -1))
+    active: dict[int, int] = {}
     pieces: dict[frozenset[int], list[tuple[int, int]]] = {}
-    for lo, nxt in itertools.pairwise(cuts):
-        targets = frozenset(t for ranges, t in edges if _rx.contains(ranges, lo))
-        if targets:
-            pieces.setdefault(targets, []).append((lo, nxt - 1))
+    for point, nxt in itertools.pairwise(sorted(events)):
+        for target, delta in events[point]:
+            count = active.get(target, 0) + delta
+            if count:
+                active[target] = count
+            else:
+                active.pop(target, None)
+        if active:
+            pieces.setdefault(frozenset(active), []).append((point, nxt - 1))
     return [(_rx.normalize(r), t) for t, r in pieces.items()]
 
 

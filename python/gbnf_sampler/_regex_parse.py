@@ -3,8 +3,10 @@
 Supported: literals, escapes (``\\n \\t \\xHH \\uHHHH \\u{H...} \\cX \\0``, escaped punctuation),
 classes with ranges and negation, ``\\d \\D \\w \\W \\s \\S``, ``.``, quantifiers ``* + ? {m}
 {m,} {m,n}`` and their lazy forms (same language), groups (capturing, ``(?:...)``, named
-``(?<name>...)``), alternation and the anchors ``^ $``. Backreferences, lookaround, word
-boundaries and Unicode property escapes raise :class:`RegexSyntaxError`.
+``(?<name>...)``), alternation, the anchors ``^ $`` and Unicode property escapes of the
+General_Category (``\\p{L}``, ``\\p{gc=Lu}``, ``\\P{Nd}``; see ``_unicode_props``).
+Backreferences, lookaround, word boundaries and other properties raise
+:class:`RegexSyntaxError`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 
 from . import _rx
 from ._rx import Chars, Node, Ranges
+from ._unicode_props import general_category
 
 DIGIT: Ranges = ((0x30, 0x39),)
 WORD: Ranges = _rx.normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
@@ -32,6 +35,7 @@ SPACE: Ranges = _rx.normalize(
 )
 LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
 DOT: Ranges = _rx.complement(LINE_TERMINATORS)
+PYTHON_DOT: Ranges = _rx.complement(((0x0A, 0x0A),))
 
 Dual = tuple[Ranges, Ranges]  # (ECMA-262 meaning, Python re meaning) of a character set
 
@@ -68,6 +72,16 @@ def _meet(dual: Dual) -> Ranges:
     return _rx.intersect(dual[0], dual[1])
 
 
+def _join(dual: Dual) -> Ranges:
+    return _rx.normalize(dual[0] + dual[1])
+
+
+# How a character set is read where ECMA-262 and Python's ``re`` disagree: "both" keeps the
+# characters both readings match (a grammar that accepts only those is sound under either);
+# "either" keeps those one of them matches (what must be excluded when a pattern is negated).
+READINGS = ("both", "either")
+
+
 def _same(ranges: Ranges) -> Dual:
     return ranges, ranges
 
@@ -87,9 +101,13 @@ class RegexSyntaxError(ValueError):
 
 
 class _Parser:
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, reading: str) -> None:
+        if reading not in READINGS:
+            raise ValueError(f"reading must be one of {READINGS}")
         self.s = pattern
         self.i = 0
+        self.combine = _meet if reading == "both" else _join
+        self.dot = DOT if reading == "both" else PYTHON_DOT
 
     # -- helpers ---------------------------------------------------------------------------------
     def peek(self, k: int = 0) -> str:
@@ -171,9 +189,9 @@ class _Parser:
         if c == "(":
             return self.group(start)
         if c == "[":
-            return Chars(_meet(self.char_class()))
+            return Chars(self.combine(self.char_class()))
         if c == ".":
-            return Chars(DOT)
+            return Chars(self.dot)
         if c in "^$":
             return _rx.Anchor(c)
         if c == "\\":
@@ -222,12 +240,14 @@ class _Parser:
             self.fail("backreferences are not supported", start)
         if c == "k" and self.peek(1) == "<":
             self.fail("backreferences are not supported", start)
-        return Chars(_meet(self.escape_ranges(start, in_class=False)))
+        return Chars(self.combine(self.escape_ranges(start, in_class=False)))
 
     def escape_ranges(self, start: int, in_class: bool) -> Dual:
         c = self.take()
         if c in _CLASS_ESCAPES:
             return _shorthand(c)
+        if c in ("p", "P"):
+            return self.property_escape(c, start)
         if in_class and c == "b":
             return _same(((8, 8),))
         if in_class and c == "-":
@@ -249,12 +269,23 @@ class _Parser:
             if not letter.isascii() or not letter.isalpha():
                 self.fail("invalid control escape", start)
             return ord(letter) % 32
-        if c in ("p", "P"):
-            self.fail("Unicode property escapes (\\p, \\P) are not supported", start)
         if c in _SYNTAX_CHARS or not (c.isascii() and c.isalnum()):
             return ord(c)
         self.fail(f"invalid escape '\\{c}'", start)
         return 0  # unreachable
+
+    def property_escape(self, letter: str, start: int) -> Dual:
+        """``\\p{...}`` / ``\\P{...}`` (General_Category; see ``_unicode_props``). Python's
+        ``re`` has no such escape: both readings are the Unicode one."""
+        close = self.s.find("}", self.i)
+        if self.peek() != "{" or close < 0:
+            self.fail("\\p and \\P need a {Property} name", start)
+        try:
+            ranges = general_category(self.s[self.i + 1 : close])
+        except KeyError as err:
+            self.fail(str(err.args[0]), start)
+        self.i = close + 1
+        return _same(_rx.complement(ranges) if letter == "P" else ranges)
 
     def hex_digits(self, n: int, start: int) -> int:
         text = self.s[self.i : self.i + n]
@@ -308,7 +339,7 @@ class _Parser:
         c = self.take()
         if c != "\\":
             return _same(((ord(c), ord(c)),)), True
-        if self.peek() in _CLASS_ESCAPES:
+        if self.peek() in _CLASS_ESCAPES or self.peek() in ("p", "P"):
             return self.escape_ranges(start, in_class=True), False
         if self.peek().isdigit() and self.peek() != "0":
             self.fail("backreferences are not supported", start)
@@ -331,9 +362,9 @@ class _Parser:
         return lo
 
 
-def parse(pattern: str) -> Node:
-    """Parses ``pattern``; raises :class:`RegexSyntaxError`."""
-    return _Parser(pattern).parse()
+def parse(pattern: str, reading: str = "both") -> Node:
+    """Parses ``pattern``; raises :class:`RegexSyntaxError`. ``reading``: see :data:`READINGS`."""
+    return _Parser(pattern, reading).parse()
 
 
 # --- anchors -------------------------------------------------------------------------------------
@@ -349,29 +380,32 @@ def _has_anchor(node: Node) -> bool:
     return False
 
 
-def _strip(node: Node, kind: str, pad: Node | None) -> Node:
-    """Removes a leading (``^``) or trailing (``$``) anchor from every branch; a branch without
-    one gets ``pad`` (``.*`` for a search, or nothing for a full match) on that side."""
+def _strip(node: Node, kind: str, pad: Node | None, anchor: Node = _rx.EMPTY) -> Node:
+    """Replaces a leading (``^``) or trailing (``$``) anchor of every branch by ``anchor``; a
+    branch without one gets ``pad`` (``.*`` for a search, or nothing for a full match) on that
+    side."""
     if isinstance(node, _rx.Anchor) and node.kind == kind:
-        return _rx.EMPTY
+        return anchor
     if isinstance(node, _rx.Alt):
-        return _rx.Alt(tuple(_strip(b, kind, pad) for b in node.items))
+        return _rx.Alt(tuple(_strip(b, kind, pad, anchor) for b in node.items))
     if isinstance(node, _rx.Seq) and node.items:
         items = list(node.items)
         edge = 0 if kind == "^" else len(items) - 1
         if isinstance(items[edge], (_rx.Anchor, _rx.Alt, _rx.Seq)):
-            items[edge] = _strip(items[edge], kind, pad)
+            items[edge] = _strip(items[edge], kind, pad, anchor)
             return _rx.Seq(tuple(items))
     if pad is None:
         return node
     return _rx.Seq((pad, node) if kind == "^" else (node, pad))
 
 
-def anchor(node: Node, search: bool) -> Node:
+def anchor(node: Node, search: bool, reading: str = "both") -> Node:
     """Resolves anchors: full-match semantics, or (``search``) an unanchored search where only
-    branches starting with ``^`` / ending with ``$`` are pinned to that end."""
+    branches starting with ``^`` / ending with ``$`` are pinned to that end. Python's ``$`` also
+    matches before a final newline: the "either" reading lets one follow."""
     pad = _rx.Rep(Chars(((0, _rx.MAX_CODEPOINT),)), 0, None) if search else None
-    node = _strip(_strip(node, "^", pad), "$", pad)
+    dollar = _rx.rep(_rx.char(0x0A), 0, 1) if reading == "either" and search else _rx.EMPTY
+    node = _strip(_strip(node, "^", pad), "$", pad, dollar)
     if _has_anchor(node):
         raise RegexSyntaxError("'^' or '$' in the middle of a pattern is not supported", 0)
     return _simplify(node)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import _rx
 from ._schema_keys import KeySpace, trivial
 from ._schema_scalars import kw_int, pointer
+from ._schema_unique import unique_array_rule
 
 if TYPE_CHECKING:
     from ._schema_convert import Converter
@@ -42,7 +43,7 @@ def _quant(expr: str, lo: int, hi: int | None) -> str:
     return f"({expr}){q}"
 
 
-def _wrap(
+def wrap(
     conv: Converter, body: str, brackets: str, empty_ok: bool, depth: int, hint: str
 ) -> str | None:
     lay, d = conv.layout, conv.layout.depth(depth)
@@ -61,6 +62,8 @@ def array_rule(conv: Converter, flat: dict[str, Any], path: str, depth: int) -> 
     hint = _hint_for(path, "array")
     lo = kw_int(flat, "minItems", path, 0) or 0
     hi = kw_int(flat, "maxItems", path)
+    if flat.get("uniqueItems") is True and (hi is None or hi > 1):
+        return unique_array_rule(conv, flat, path, depth)
     prefix_schemas = flat.get("prefixItems", [])
     prefix: list[str] = []
     for i, sub in enumerate(prefix_schemas):
@@ -76,7 +79,7 @@ def array_rule(conv: Converter, flat: dict[str, Any], path: str, depth: int) -> 
         return None
     sep = conv.layout.sep(conv.layout.depth(depth))
     body = _elements(prefix, item, 0, max(lo, 1), hi, sep)
-    return _wrap(conv, body, "[]", lo == 0, depth, hint)
+    return wrap(conv, body, "[]", lo == 0, depth, hint)
 
 
 def _elements(
@@ -183,7 +186,7 @@ def object_rule(conv: Converter, flat: dict[str, Any], path: str, depth: int) ->
     machine = _ObjectMachine(conv, members, extra, max(lo, 1), hi, depth, _hint_for(path, "object"))
     body = machine.state(0, 0)
     empty_ok = lo == 0 and n_required == 0
-    return _wrap(conv, body, "{}", empty_ok, depth, _hint_for(path, "object"))
+    return wrap(conv, body, "{}", empty_ok, depth, _hint_for(path, "object"))
 
 
 class _ObjectMachine:
@@ -252,4 +255,4 @@ class _ObjectMachine:
         return one if need >= 1 else f"({one})?"
 
 
-__all__ = ["array_rule", "object_rule"]
+__all__ = ["NEVER", "array_rule", "object_rule", "wrap"]

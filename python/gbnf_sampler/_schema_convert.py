@@ -18,20 +18,32 @@ from typing import Any
 from . import _dfa, _rx
 from ._schema_emit import Layout, Rules, any_value
 from ._schema_formats import FORMATS
-from ._schema_logic import conditional_conjuncts, negate
-from ._schema_refs import ANNOTATIONS, Resolver, merge, type_set, value_key
+from ._schema_kinds import ARRAY_KEYWORDS, OBJECT_KEYWORDS, Cannot, restrict_keyword
+from ._schema_logic import conditional_conjuncts
+from ._schema_overlap import exclusive_alternatives
+from ._schema_refs import (
+    ANNOTATIONS,
+    MAX_BRANCHES,
+    Resolver,
+    merge,
+    normalize,
+    type_set,
+    value_key,
+)
 from ._schema_scalars import (
     Unsupported,
     integer_rule,
-    kw_int,
     number_rule,
     pointer,
     regex_node,
     string_rule,
+    widest_language,
 )
 from .errors import SchemaError
 
 MAX_NESTING = 200
+MAX_LOGIC_DEPTH = 24
+NOT_A_SCHEMA = "a schema must be an object or a boolean"
 
 # Keywords that cannot be compiled to a context-free grammar (or not exactly): SchemaError when
 # strict, ignored with a SchemaWarning otherwise.
@@ -42,7 +54,6 @@ UNSUPPORTED = {
     "contains": "contains",
     "minContains": "contains",
     "maxContains": "contains",
-    "uniqueItems": "uniqueItems",
     "dependencies": "dependencies",
     "dependentSchemas": "dependentSchemas",
     "dependentRequired": "dependentRequired",
@@ -50,6 +61,8 @@ UNSUPPORTED = {
     "$dynamicRef": "$dynamicRef",
     "$recursiveRef": "$recursiveRef",
     "__conflicts__": "conflicting keywords under allOf",
+    "__too_many__": f"anyOf/oneOf combinations (with allOf, if/then/else or dependencies) "
+    f"above {MAX_BRANCHES} branches",
 }
 _HINT_SKIP = {
     "properties",
@@ -88,26 +101,6 @@ def _hint(path: str) -> str:
     return tokens[-1].replace("~1", "-").replace("~0", "-") if tokens else "value"
 
 
-def normalize(schema: dict[str, Any]) -> dict[str, Any]:
-    """Older spellings of keywords in their 2020-12 form."""
-    out = dict(schema)
-    if isinstance(out.get("items"), list):
-        out["prefixItems"] = out.pop("items")
-        if "additionalItems" in out:
-            out["items"] = out.pop("additionalItems")
-    out.pop("additionalItems", None)
-    for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
-        if out.get(exclusive) is True and bound in out:
-            out[exclusive] = out.pop(bound)
-        elif isinstance(out.get(exclusive), bool):
-            out.pop(exclusive)
-    if not isinstance(out.get("required", []), list):
-        out.pop("required")
-    if out.get("uniqueItems") is False:
-        out.pop("uniqueItems")
-    return out
-
-
 class Converter:
     def __init__(self, root: Any, options: Options) -> None:
         self.options = options
@@ -117,7 +110,7 @@ class Converter:
         self.ref_rules: dict[tuple[str, int], str | None] = {}
         self.merged_rules: dict[tuple[str, int], str | None] = {}
         self.nesting = 0
-        self.notes: list[str] = []
+        self.logic_depth = 0
 
     def convert(self) -> str:
         expr = self.value(self.resolver.root, "", 0)
@@ -137,7 +130,8 @@ class Converter:
         if schema is False:
             return None
         if not isinstance(schema, dict):
-            raise SchemaError("a schema must be an object or a boolean", path)
+            self.unsupported(Unsupported(NOT_A_SCHEMA, path))
+            return any_value(self.rules, self.layout, depth)
         ref = schema.get("$ref")
         if isinstance(ref, str) and all(k in ANNOTATIONS or k == "$ref" for k in schema):
             return self.ref(ref, path, depth)
@@ -168,8 +162,21 @@ class Converter:
         self.rules.define(name, expr)
         return name
 
+    def resolve(self, uri: str, path: str) -> tuple[Any, str] | None:
+        """``resolver.resolve``; a reference to nothing known is relaxed to ``{}`` (None)."""
+        try:
+            return self.resolver.resolve(uri, path)
+        except SchemaError as err:
+            if self.logic_depth:
+                raise  # an analysis must not take an unknown schema for {}
+            self.unsupported(Unsupported(err.message, err.path))
+            return None
+
     def ref(self, uri: str, path: str, depth: int) -> str | None:
-        target, ptr = self.resolver.resolve(uri, pointer(path, "$ref"))
+        found = self.resolve(uri, pointer(path, "$ref"))
+        if found is None:
+            return any_value(self.rules, self.layout, depth)
+        target, ptr = found
         key = (ptr, self.layout.depth(depth))
         if key not in self.ref_rules:
             name = self.rules.reserve(_hint(ptr) if ptr else "root-schema")
@@ -187,11 +194,17 @@ class Converter:
         if not isinstance(schema, dict):
             if isinstance(schema, bool):
                 return schema
-            raise SchemaError("a schema must be an object or a boolean", path)
+            if self.logic_depth:
+                raise Cannot(NOT_A_SCHEMA)  # an analysis gives up on a non-schema
+            self.unsupported(Unsupported(NOT_A_SCHEMA, path))
+            return True
         schema = normalize(schema)
         result: Any = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+        found = None
         if isinstance(schema.get("$ref"), str):
-            target, ptr = self.resolver.resolve(schema["$ref"], pointer(path, "$ref"))
+            found = self.resolve(schema["$ref"], pointer(path, "$ref"))
+        if found is not None:
+            target, ptr = found
             if ptr in seen or len(seen) > 30:
                 raise SchemaError("recursive $ref inside allOf cannot be merged", path)
             result = merge(result, self.flatten(target, ptr, (*seen, ptr)), path)
@@ -201,10 +214,22 @@ class Converter:
         for i, part in enumerate(parts):
             result = merge(result, self.flatten(part, pointer(path, "allOf", i), seen), path)
         if isinstance(result, dict):
-            result, conjuncts = conditional_conjuncts(result)
+            result, conjuncts = conditional_conjuncts(result, self.logic_flatten)
             for extra in conjuncts:
                 result = merge(result, self.flatten(extra, path, seen), path)
         return result
+
+    def logic_flatten(self, schema: Any) -> Any:
+        """``flatten`` for the schema analyses (negation, oneOf): errors become ``Cannot``."""
+        self.logic_depth += 1
+        try:
+            if self.logic_depth > MAX_LOGIC_DEPTH:
+                raise Cannot("schema analysis nested too deep")
+            return self.flatten(schema, "", ())
+        except SchemaError as err:
+            raise Cannot(err.message) from None
+        finally:
+            self.logic_depth -= 1
 
     def flat_value(self, flat: Any, path: str, depth: int) -> str | None:
         if flat is True or flat == {}:
@@ -222,18 +247,19 @@ class Converter:
             raise SchemaError(f"{key} must be an array", pointer(path, key))
         rest = {k: v for k, v in flat.items() if k != key}
         meaningful = {k: v for k, v in rest.items() if k not in ANNOTATIONS}
+        paths = [pointer(path, key, i) for i in range(len(branches))]
+        own = branches
+        if meaningful:
+            branches = [
+                merge(meaningful, self.flatten(b, sub, ()), sub)
+                for b, sub in zip(branches, paths, strict=True)
+            ]
         if key == "oneOf" and len(branches) > 1 and not _disjoint_branches(branches):
-            branches = self.exclusive_branches(branches, path)
+            branches, paths = self.exclusive_branches(branches, own, path)
         exprs: list[str] = []
-        for i, branch in enumerate(branches):
-            sub = pointer(path, key, i)
-            if meaningful:
-                branch = merge(meaningful, self.flatten(branch, sub, ()), sub)
-                expr = (
-                    self.flat_value(branch, sub, depth)
-                    if not isinstance(branch, bool)
-                    else self.value(branch, sub, depth)
-                )
+        for branch, sub in zip(branches, paths, strict=True):
+            if meaningful and isinstance(branch, dict):
+                expr = self.merged_value(self.flatten(branch, sub, ()), sub, depth)
             else:
                 expr = self.value(branch, sub, depth)
             if expr is not None and expr not in exprs:
@@ -242,17 +268,22 @@ class Converter:
             return None
         return self.rules.add(_hint(path), " | ".join(exprs))
 
-    def exclusive_branches(self, branches: list[Any], path: str) -> list[Any]:
-        """oneOf branches that may overlap, each made to exclude the others (exact) when every
-        branch can be negated; otherwise unchanged (compiled as anyOf: documented)."""
-        negations = [negate(b) for b in branches]
-        if any(n is None for n in negations):
-            self.notes.append(path)
-            return branches
-        return [
-            {"allOf": [b] + [n for j, n in enumerate(negations) if j != i]}
-            for i, b in enumerate(branches)
-        ]
+    def exclusive_branches(
+        self, branches: list[Any], own: list[Any], path: str
+    ) -> tuple[list[Any], list[str]]:
+        """oneOf branches rewritten to be pairwise disjoint (exact: see ``_schema_overlap``);
+        when that fails, SchemaError (strict) or the branches as they are (anyOf, relaxed)."""
+        found = exclusive_alternatives(branches, self.logic_flatten, own)
+        if found is None:
+            self.unsupported(
+                Unsupported(
+                    "oneOf branches may overlap and cannot be made exclusive (a value matching "
+                    "two branches would be accepted); strict=False compiles it as anyOf",
+                    pointer(path, "oneOf"),
+                )
+            )
+            return branches, [pointer(path, "oneOf", i) for i in range(len(branches))]
+        return found, [pointer(path, "oneOf", i) for i in range(len(found))]
 
     # --- typed values ---------------------------------------------------------------------------
     def typed(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
@@ -309,14 +340,13 @@ class Converter:
 
     def check_keywords(self, flat: dict[str, Any], path: str) -> dict[str, Any]:
         out = dict(flat)
-        if out.get("uniqueItems") is True and kw_int(out, "maxItems", path) in (0, 1):
-            out.pop("uniqueItems")
         for key in list(out):
             if key in UNSUPPORTED:
                 what = UNSUPPORTED[key]
                 if key == "__conflicts__":
                     what += f" ({', '.join(sorted(set(map(str, out[key]))))})"
-                err = Unsupported(f"{what} cannot be expressed as a grammar", pointer(path, key))
+                where = path if key.startswith("__") else pointer(path, key)
+                err = Unsupported(f"{what} cannot be expressed as a grammar", where)
                 self.unsupported(err)
                 out.pop(key)
         return out
@@ -345,7 +375,7 @@ class Converter:
         values = [flat["const"]] if "const" in flat else flat["enum"]
         if not isinstance(values, list):
             raise SchemaError("enum must be an array", pointer(path, "enum"))
-        kept = [v for v in values if _fits(v, flat)]
+        kept = [v for v in values if value_fits(v, flat)]
         seen: set[str] = set()
         exprs: list[str] = []
         for v in kept:
@@ -409,9 +439,11 @@ def _without(flat: dict[str, Any], err_path: str, path: str) -> dict[str, Any]:
     return out
 
 
-def _fits(v: Any, flat: dict[str, Any]) -> bool:
-    """Whether an enum/const value satisfies the other keywords of its schema (those about the
-    value itself; nested subschemas of object/array values are not checked)."""
+def value_fits(v: Any, flat: dict[str, Any]) -> bool:
+    """Whether an enum/const value surely satisfies the other keywords of its schema (False
+    when it cannot be checked here: leaving the value out keeps the grammar sound)."""
+    if "not" in flat or "__nots__" in flat:
+        return False
     types = type_set(flat)
     if types is not None and _json_type(v) not in types:
         return False
@@ -420,11 +452,37 @@ def _fits(v: Any, flat: dict[str, Any]) -> bool:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return _number_fits(Decimal(str(v)), flat)
     if isinstance(v, list):
-        return bool(flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v)))
+        return _array_fits(v, flat)
     if isinstance(v, dict):
-        required = flat.get("required", [])
-        return all(r in v for r in required if isinstance(r, str))
+        return _object_fits(v, flat)
     return True
+
+
+def _array_fits(v: list[Any], flat: dict[str, Any]) -> bool:
+    if not flat.get("minItems", 0) <= len(v) <= flat.get("maxItems", len(v)):
+        return False
+    if flat.get("uniqueItems") is True and len({value_key(x) for x in v}) < len(v):
+        return False
+    others = ARRAY_KEYWORDS - _COUNTS - {"uniqueItems"}
+    return not any(restrict_keyword(flat, k, "array") for k in others)
+
+
+def _object_fits(v: dict[str, Any], flat: dict[str, Any]) -> bool:
+    required = flat.get("required", [])
+    if not all(r in v for r in required if isinstance(r, str)):
+        return False
+    if not flat.get("minProperties", 0) <= len(v) <= flat.get("maxProperties", len(v)):
+        return False
+    props = flat.get("properties") or {}
+    for name in v:
+        sub = props.get(name, flat.get("additionalProperties", True))
+        if sub is False or (sub is not True and sub != {}):
+            return False  # a subschema to check the member against: not done here
+    others = OBJECT_KEYWORDS - _COUNTS - {"required", "properties", "additionalProperties"}
+    return not any(restrict_keyword(flat, k, "object") for k in others)
+
+
+_COUNTS = frozenset({"minItems", "maxItems", "minProperties", "maxProperties"})
 
 
 def _string_fits(v: str, flat: dict[str, Any]) -> bool:
@@ -437,7 +495,13 @@ def _string_fits(v: str, flat: dict[str, Any]) -> bool:
     try:
         nodes = [regex_node(p, "", search=True) for p in patterns]
         nodes += [regex_node(FORMATS[f], "", search=False) for f in formats if f in FORMATS]
-        return all(_dfa.from_regex(n).matches(v) for n in nodes)
+        if not all(_dfa.from_regex(n).matches(v) for n in nodes):
+            return False
+        for excluded in flat.get("__not_strings__", []):
+            parts = widest_language(excluded, "")
+            if all(_dfa.from_regex(n).matches(v) for n in parts):
+                return False
+        return True
     except (Unsupported, _dfa.TooLarge):
         return False  # cannot check the value: leaving it out keeps the grammar sound
 
@@ -513,4 +577,6 @@ def _disjoint(a: Any, b: Any) -> bool:
         return True
     if va is not None and vb is not None and not (va & vb):
         return True
+    if not (ta is not None and tb is not None and ta | tb <= {"object"}):
+        return False  # the tags only tell objects apart: other values match both branches
     return any(name in tags_b and not (tags_a[name] & tags_b[name]) for name in tags_a)

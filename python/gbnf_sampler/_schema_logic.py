@@ -3,100 +3,183 @@
 ``if C then T else E`` is ``anyOf[allOf[C, T], allOf[not C, E]]`` (the branches are disjoint),
 ``dependentRequired {a: [b]}`` is ``anyOf[{a absent}, {required: [a, b]}]`` and
 ``dependentSchemas {a: S}`` is ``anyOf[{a absent}, allOf[{required: [a]}, S]]``. That needs
-``not C``: :func:`negate` builds it for the schemas conditions are usually made of (types,
-constant strings/booleans/null, required, properties of such, anyOf/allOf of such) and gives up
-(None) otherwise, leaving the keyword to be reported as unsupported.
+``not C``: :func:`negate` builds it one JSON kind at a time (:mod:`gbnf_sampler._schema_kinds`):
+a kind the schema rejects entirely is allowed, one it accepts entirely is left out, and in between
+the keywords are negated one by one (``not (a and b)`` is ``not a or not b``): enums of strings and
+booleans, string patterns and lengths (as the complement automaton), numeric bounds, item and
+property counts, required and declared properties (recursively), ``anyOf`` and nested ``not``.
+Anything else gives up (None), leaving the keyword to be reported as unsupported.
+
+A negation may accept less than the true complement (a string pattern is read the widest way
+Python's ``re`` or ECMA-262 could read it before it is excluded): never more, so a grammar built
+from it stays sound.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._schema_refs import ANNOTATIONS, TYPES, type_set
+from ._schema_kinds import KINDS, Cannot, Flatten, restrict, status
+from ._schema_refs import merge, normalize
 
 MAX_DEPENDENCIES = 6
-_OBJECT_KEYS = {"properties", "required", "type"}
+MAX_NEGATION_DEPTH = 8
+_KIND_TYPE = {k: k for k in KINDS}
+# String keywords whose language can be excluded exactly (formats are checked by jsonschema's
+# own code, which the grammar's format regexes only approximate from inside).
+_NEGATABLE_STRING = frozenset({"pattern", "__patterns__", "minLength", "maxLength"})
+_BOUND_NEGATIONS = {
+    "minimum": "exclusiveMaximum",
+    "exclusiveMinimum": "maximum",
+    "maximum": "exclusiveMinimum",
+    "exclusiveMaximum": "minimum",
+}
+_COUNT_NEGATIONS = {
+    "object": ("minProperties", "maxProperties"),
+    "array": ("minItems", "maxItems"),
+}
 
 
-def _core(schema: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in schema.items() if k not in ANNOTATIONS}
-
-
-def _negate_type(types: set[str]) -> Any:
-    if "integer" in types and "number" not in types:
-        return None  # not(integer) = non-integral numbers: no grammar for it here
-    return {"type": [t for t in TYPES if t not in types]}
-
-
-def _negate_values(values: list[Any]) -> Any:
-    if not all(isinstance(v, (str, bool)) or v is None for v in values):
-        return None
-    strings = [v for v in values if isinstance(v, str)]
-    bools = {v for v in values if isinstance(v, bool)}
-    options: list[Any] = [{"type": ["object", "array", "number"]}]
-    options.append({"type": "string", "__not_in__": strings} if strings else {"type": "string"})
-    if None not in values:
-        options.append({"type": "null"})
-    remaining = [b for b in (True, False) if b not in bools]
-    if remaining:
-        options.append({"enum": remaining})
-    return {"anyOf": options}
-
-
-def _negate_object(schema: dict[str, Any]) -> Any:
-    props = schema.get("properties", {})
-    required = schema.get("required", [])
-    if not isinstance(props, dict) or not isinstance(required, list):
-        return None
-    if type_set(schema) not in (None, {"object"}):
-        return None
-    options: list[Any] = [{"type": [t for t in TYPES if t not in ("object", "integer")]}]
-    for name in required:
-        options.append({"type": "object", "properties": {name: False}})
-    for name, sub in props.items():
-        neg = negate(sub)
-        if neg is None:
-            return None
-        if neg is not False:
-            options.append({"type": "object", "required": [name], "properties": {name: neg}})
-    return {"anyOf": options}
-
-
-def negate(schema: Any) -> Any:
-    """A schema for exactly the values ``schema`` rejects (None when not expressible)."""
-    if isinstance(schema, bool):
-        return not schema
+def plain_flatten(schema: Any) -> Any:
+    """A schema with its ``allOf`` merged in (no ``$ref`` resolution)."""
     if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        raise Cannot("reference outside a converter")
+    out: Any = normalize({k: v for k, v in schema.items() if k != "allOf"})
+    parts = schema.get("allOf", [])
+    if not isinstance(parts, list):
+        raise Cannot("allOf must be an array")
+    for part in parts:
+        out = merge(out, plain_flatten(part), "")
+    return out
+
+
+def negate(schema: Any, flatten: Flatten = plain_flatten) -> Any:
+    """A schema for (a subset of) the values ``schema`` rejects; None when not expressible."""
+    try:
+        return _negate(schema, flatten, 0)
+    except Cannot:
         return None
-    core = _core(schema)
-    if not core:
+
+
+def negate_kind(part: Any, kind: str, flatten: Flatten = plain_flatten) -> Any:
+    """A schema for (a subset of) the values of ``kind`` that ``part`` (a :func:`restrict`
+    result) rejects: False when there are none, None when not expressible."""
+    if part is False:
+        return {"type": _KIND_TYPE[kind]}
+    if part == {}:
         return False
-    keys = set(core)
-    if keys == {"type"}:
-        return _negate_type(type_set(core) or set())
-    if keys <= {"const", "enum"} and len(keys) == 1:
-        return _negate_values([core["const"]] if "const" in core else list(core["enum"]))
-    if keys <= _OBJECT_KEYS and keys & {"properties", "required"}:
-        return _negate_object(core)
-    if keys == {"anyOf"} and isinstance(core["anyOf"], list):
-        parts = [negate(s) for s in core["anyOf"]]
-        return None if any(p is None for p in parts) else {"allOf": parts}
-    if keys == {"allOf"} and isinstance(core["allOf"], list):
-        parts = [negate(s) for s in core["allOf"]]
-        return None if any(p is None for p in parts) else {"anyOf": parts}
-    if len(keys) > 1 and "type" in keys and keys - {"type"} <= {"const", "enum"}:
-        split = [{"type": core["type"]}, {k: core[k] for k in keys - {"type"}}]
-        return negate({"allOf": split})
-    return None
+    try:
+        options = _negate_kind(part, kind, flatten, 0)
+    except Cannot:
+        return None
+    if not options:
+        return False
+    return options[0] if len(options) == 1 else {"anyOf": options}
 
 
-def conditional_conjuncts(flat: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+def _negate(schema: Any, flatten: Flatten, depth: int) -> Any:
+    if depth > MAX_NEGATION_DEPTH:
+        raise Cannot("negation nested too deep")
+    rejected: list[str] = []
+    options: list[Any] = []
+    for kind in KINDS:
+        part = restrict(schema, kind, flatten)
+        if status(part) == "none":
+            rejected.append(_KIND_TYPE[kind])
+        elif status(part) == "some":
+            options += _negate_kind(part, kind, flatten, depth)
+    if rejected:
+        options.insert(0, {"type": rejected[0] if len(rejected) == 1 else rejected})
+    if not options:
+        return False
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def _negate_kind(part: dict[str, Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:
+    """Options (each a schema of ``kind``) whose union is the kind's values ``part`` rejects."""
+    typed = {"type": _KIND_TYPE[kind]}
+    rest = dict(part)
+    options: list[Any] = []
+    for key in ("not", "__nots__"):
+        if key in rest:  # not (R and not N) = not R or N
+            for inner in rest.pop(key) if key == "__nots__" else [rest.pop(key)]:
+                options.append({"allOf": [inner, typed]})
+    if "anyOf" in rest:  # not (R and (X or Y)) = not R or (not X and not Y)
+        negs = [_negate_kind(b, kind, flatten, depth + 1) for b in rest.pop("anyOf")]
+        if all(negs):
+            parts = [n[0] if len(n) == 1 else {"anyOf": n} for n in negs]
+            options.append(parts[0] if len(parts) == 1 else {"allOf": parts})
+    if rest.get("type") == "integer":
+        raise Cannot("not integer: non-integral numbers have no grammar here")
+    rest.pop("type", None)
+    if rest:
+        options += _negate_keywords(rest, kind, flatten, depth)
+    return options
+
+
+def _negate_keywords(rest: dict[str, Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:
+    keys = set(rest)
+    if "enum" in keys:
+        if keys != {"enum"}:
+            raise Cannot("enum with other keywords")
+        return _negate_enum(rest["enum"], kind)
+    if kind == "string" and keys <= _NEGATABLE_STRING:
+        return [{"type": "string", "__not_strings__": [rest]}]
+    if kind == "number" and keys <= set(_BOUND_NEGATIONS):
+        out = []
+        for key, value in rest.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise Cannot(f"{key} must be a number")
+            out.append({"type": "number", _BOUND_NEGATIONS[key]: value})
+        return out
+    if kind in ("object", "array"):
+        return _negate_container(rest, kind, flatten, depth)
+    raise Cannot(f"cannot negate {sorted(keys)[0]}")
+
+
+def _negate_enum(values: list[Any], kind: str) -> list[Any]:
+    if kind == "string":
+        return [{"type": "string", "__not_in__": values}]
+    if kind == "boolean":
+        remaining = [b for b in (True, False) if b not in values]
+        return [{"enum": remaining}] if remaining else []
+    raise Cannot(f"cannot negate an enum of {kind} values")
+
+
+def _negate_container(rest: dict[str, Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:
+    out: list[Any] = []
+    low, high = _COUNT_NEGATIONS[kind]
+    for key, value in rest.items():
+        if key in (low, high):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise Cannot(f"{key} must be an integer")
+            if key == low:
+                out.append({"type": kind, high: value - 1})
+            else:
+                out.append({"type": kind, low: value + 1})
+        elif kind == "object" and key == "required" and isinstance(value, list):
+            out += [{"type": "object", "properties": {name: False}} for name in value]
+        elif kind == "object" and key == "properties" and isinstance(value, dict):
+            for name, sub in value.items():
+                neg = _negate(sub, flatten, depth + 1)
+                if neg is not False:
+                    out.append({"type": "object", "required": [name], "properties": {name: neg}})
+        else:
+            raise Cannot(f"cannot negate {key}")
+    return out
+
+
+def conditional_conjuncts(
+    flat: dict[str, Any], flatten: Flatten = plain_flatten
+) -> tuple[dict[str, Any], list[Any]]:
     """``flat`` without the conditional keywords it could rewrite, and the schemas (mostly
     ``anyOf``s) that replace them and must also hold."""
     out = dict(flat)
     extra: list[Any] = []
     if "if" in out:
-        neg = negate(out["if"])
+        neg = negate(out["if"], flatten)
         if neg is not None:
             cond = out.pop("if")
             then, other = out.pop("then", True), out.pop("else", True)
@@ -105,7 +188,7 @@ def conditional_conjuncts(flat: dict[str, Any]) -> tuple[dict[str, Any], list[An
         out.pop("then", None)
         out.pop("else", None)
     if "not" in out:
-        neg = negate(out["not"])
+        neg = negate(out["not"], flatten)
         if neg is not None:
             out.pop("not")
             extra.append(neg)
@@ -128,3 +211,6 @@ def _dependencies(out: dict[str, Any]) -> list[Any]:
         else:
             extra.append({"anyOf": [absent, {"allOf": [{"required": [name]}, dep]}]})
     return extra
+
+
+__all__ = ["conditional_conjuncts", "negate", "negate_kind", "plain_flatten"]

@@ -52,11 +52,13 @@ def kw_number(schema: dict[str, Any], key: str, path: str) -> Decimal | None:
     return out
 
 
-def regex_node(pattern: Any, path: str, search: bool) -> Node:
+def regex_node(pattern: Any, path: str, search: bool, reading: str = "both") -> Node:
+    """``pattern`` as a tree (``reading``: see :data:`_regex_parse.READINGS`)."""
     if not isinstance(pattern, str):
         raise Unsupported("pattern must be a string", path)
     try:
-        return _regex_parse.anchor(_regex_parse.parse(pattern), search=search)
+        parsed = _regex_parse.parse(pattern, reading)
+        return _regex_parse.anchor(parsed, search=search, reading=reading)
     except _regex_parse.RegexSyntaxError as err:
         raise Unsupported(f"pattern {pattern!r}: {err}", path) from None
 
@@ -107,8 +109,10 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
         return None
     nodes = _string_constraints(schema, path)
     excluded = schema.get("__not_in__", [])
-    if excluded:
-        return _automaton_string(rules, nodes, lo, hi, path, hint, excluded)
+    excluded_languages = schema.get("__not_strings__", [])
+    if excluded or excluded_languages:
+        others = [widest_language(s, pointer(path, "__not_strings__")) for s in excluded_languages]
+        return _automaton_string(rules, nodes, lo, hi, path, hint, excluded, others)
     if not nodes:
         if lo == 0 and hi is None:
             return any_string(rules)
@@ -134,9 +138,10 @@ def _automaton_string(
     path: str,
     hint: str,
     excluded: list[str] | None = None,
+    excluded_languages: list[list[Node]] | None = None,
 ) -> str | None:
-    """Several patterns/formats, length bounds and excluded values at once: the intersection
-    automaton."""
+    """Several patterns/formats, length bounds and excluded values or languages at once: the
+    intersection automaton."""
     if lo or hi is not None:
         nodes = [*nodes, _rx.rep(ANY_CHAR, lo, hi)]
     try:
@@ -146,6 +151,11 @@ def _automaton_string(
         if excluded:
             words = _rx.alt(*(_rx.literal(w) if w else _rx.EMPTY for w in excluded))
             dfa = _dfa.intersect(dfa, _dfa.complement(_dfa.from_regex(words)))
+        for parts in excluded_languages or []:
+            other = _dfa.from_regex(parts[0])
+            for node in parts[1:]:
+                other = _dfa.intersect(other, _dfa.from_regex(node))
+            dfa = _dfa.intersect(dfa, _dfa.complement(other))
     except _dfa.TooLarge as err:
         keyword = "maxLength" if hi is not None else "minLength" if lo else "pattern"
         raise Unsupported(
@@ -153,6 +163,21 @@ def _automaton_string(
             pointer(path, keyword),
         ) from None
     return dfa_string_rule(rules, dfa, hint)
+
+
+def widest_language(schema: Any, path: str) -> list[Node]:
+    """A string schema of patterns and lengths (an excluded one, see ``_schema_logic``) read as
+    widely as ECMA-262 or Python could read it, so that excluding it is sound: the languages
+    whose intersection it accepts."""
+    if not isinstance(schema, dict):
+        raise Unsupported("malformed excluded string schema", path)
+    patterns = schema.get("__patterns__", [schema["pattern"]] if "pattern" in schema else [])
+    parts = [regex_node(p, path, search=True, reading="either") for p in patterns]
+    lo = kw_int(schema, "minLength", path, 0) or 0
+    hi = kw_int(schema, "maxLength", path)
+    if lo or hi is not None:
+        parts.append(_rx.rep(ANY_CHAR, lo, hi))
+    return parts or [_rx.rep(ANY_CHAR, 0, None)]
 
 
 def _string_constraints(schema: dict[str, Any], path: str) -> list[Node]:

@@ -1,11 +1,11 @@
 """JSON Schema, Pydantic models, choices, tool lists and ``response_format`` -> GBNF.
 
 Exactness contract: a document the grammar accepts is valid under the schema (after JSON
-parsing), except where this module documents otherwise (overlapping ``oneOf`` branches compile as
-``anyOf``; ``strict=False`` relaxes unsupported keywords with a :class:`SchemaWarning`). Valid
-documents are accepted when their properties come in the schema's order, numbers are written as
-JSON usually writes them (see :mod:`gbnf_sampler._schema_numbers`), and whitespace follows the
-chosen mode:
+parsing) whenever the grammar was built without a :class:`SchemaWarning`; ``strict=False``
+relaxes what cannot be compiled exactly with such a warning (the grammar then accepts more).
+Valid documents are accepted when their properties come in the schema's order, numbers are
+written as JSON usually writes them (see :mod:`gbnf_sampler._schema_numbers`), and whitespace
+follows the chosen mode:
 
 * ``"flexible"`` (default): spaces/tabs (at most ``max_whitespace``) and at most one newline
   around every ``{ } [ ] , :`` (json.dumps' default and ``indent=`` output both fit).
@@ -16,13 +16,19 @@ chosen mode:
 Keywords: type (incl. lists; OpenAPI's ``nullable`` is not JSON Schema and is ignored), enum,
 const, properties, required, additionalProperties, unevaluatedProperties (as
 additionalProperties), patternProperties, propertyNames, min/maxProperties, $ref
-($defs/definitions, JSON pointers, $id, $anchor), anyOf, oneOf, allOf (merged), not (of types),
-items, prefixItems, draft-4 tuple items + additionalItems, min/maxItems, min/maxLength, pattern,
-format, minimum/maximum (inclusive and exclusive, all drafts), multipleOf (integers; 10^-n for
-numbers, checked exactly in decimal: ``jsonschema``'s float division disagrees on values such as
--0.07). Not expressible (SchemaError when strict): if/then/else, contains, uniqueItems,
-dependencies/dependentSchemas/dependentRequired, unevaluatedItems, $dynamicRef/$recursiveRef,
-``not`` beyond types.
+($defs/definitions, JSON pointers, $id, $anchor), anyOf, oneOf, allOf (merged), items,
+prefixItems, draft-4 tuple items + additionalItems, min/maxItems, min/maxLength, pattern, format,
+minimum/maximum (inclusive and exclusive, all drafts), multipleOf (integers; 10^-n for numbers,
+checked exactly in decimal: ``jsonschema``'s float division disagrees on values such as -0.07).
+
+``oneOf`` is exact: branches are proved disjoint kind by kind, or made so by excluding the
+others (``_schema_overlap``); when neither works it is a SchemaError (strict) or compiled as
+``anyOf`` with a warning. ``not``, ``if``/``then``/``else`` and dependencies are exact where the
+schema they negate can be negated (``_schema_logic``). ``uniqueItems`` is exact when the items
+are a small finite set (enum, const, boolean, null: ``_schema_unique``). Not expressible
+(SchemaError when strict): ``contains``, ``uniqueItems`` on other items, unevaluatedItems,
+$dynamicRef/$recursiveRef, negations of other schemas, ``$ref`` to documents not given in
+``documents``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,209 @@
+"""oneOf made exact, ``not`` and ``if``/``then``/``else`` through negation: the grammar accepts
+exactly the instances ``jsonschema`` validates (tables checked against jsonschema first)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gbnf_sampler as gs
+from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
+from schema_helpers import accepts, dumps_styles
+from strategies import sentences
+from test_json_schema import is_valid
+
+CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
+    "one-of-required-untyped": (
+        {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        [{"a": 1}, {"b": 1}, {"a": 1, "c": 2}],
+        [{"a": 1, "b": 2}, {}, "x", 1, None, [1]],
+    ),
+    "one-of-string-and-pattern": (
+        {"oneOf": [{"type": "string"}, {"type": "string", "pattern": "^\\$\\{"}]},
+        ["abc", "", "x${"],
+        ["${x}", "${", 1],
+    ),
+    "one-of-closed-objects": (
+        {
+            "oneOf": [
+                {"type": "object", "additionalProperties": False, "properties": {"a": {}}},
+                {"type": "object", "additionalProperties": False, "properties": {"b": {}}},
+            ]
+        },
+        [{"a": 1}, {"b": [2]}],
+        [{}, {"a": 1, "b": 1}, {"c": 1}],
+    ),
+    "one-of-number-ranges": (
+        {"oneOf": [{"type": "number", "minimum": 0}, {"type": "number", "maximum": 10}]},
+        [-5, 11, 10.5, -0.5],
+        [5, 0, 10, 2.5, "1"],
+    ),
+    "one-of-enum-and-length": (
+        {"oneOf": [{"enum": ["a", "bb", 3]}, {"type": "string", "minLength": 2}]},
+        ["a", "ccc", 3],
+        ["bb", "", 4, None],
+    ),
+    "one-of-tagged-untyped": (
+        {
+            "oneOf": [
+                {"properties": {"k": {"const": "a"}}, "required": ["k"]},
+                {"properties": {"k": {"const": "b"}}, "required": ["k"]},
+            ]
+        },
+        [{"k": "a"}, {"k": "b", "x": 1}],
+        [{"k": "c"}, {}, "x", 1],
+    ),
+    "one-of-tag-optional-in-other": (
+        {
+            "oneOf": [
+                {"type": "object", "properties": {"k": {"enum": ["a"]}}, "required": ["k"]},
+                {"type": "object", "properties": {"k": {"enum": ["b"]}, "v": {}}},
+            ]
+        },
+        [{"k": "a"}, {"k": "b"}, {"v": 1}, {}],
+        [{"k": "c"}],
+    ),
+    "one-of-kind-taken-twice": (
+        {"oneOf": [{"type": ["string", "integer"]}, {"type": "string"}]},
+        [1, -3],
+        ["x", None, 1.5],
+    ),
+    "one-of-siblings-closed": (
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+        },
+        [{"a": 1}, {"b": 2}],
+        [{"a": 1, "b": 2}, {}, {"a": "1"}],
+    ),
+    "one-of-arrays-by-items": (
+        {
+            "oneOf": [
+                {"type": "array", "items": {"type": "integer"}, "minItems": 1},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            ]
+        },
+        [[1, 2], ["a"]],
+        [[], [1, "a"], [None]],
+    ),
+    "not-object-keywords-untyped": (
+        {"not": {"required": ["a"]}},
+        [{}, {"b": 1}],
+        [{"a": 1}, "x", 1, None, []],
+    ),
+    "not-pattern": (
+        {"type": "string", "not": {"pattern": "^x"}},
+        ["ab", "", "ax"],
+        ["xa", "x"],
+    ),
+    "not-pattern-python-reading": (
+        {"type": "string", "not": {"pattern": "^\\d+$"}},
+        ["a", "1a", ""],
+        ["12", "\u0663", "12\n"],
+    ),
+    "not-minimum": (
+        {"type": "number", "not": {"minimum": 3}},
+        [2, -1, 2.5],
+        [3, 4, 3.5],
+    ),
+    "not-counts": (
+        {"type": "array", "not": {"minItems": 2}},
+        [[], [1]],
+        [[1, 2], [1, 2, 3]],
+    ),
+    "if-string-length": (
+        {
+            "type": "string",
+            "if": {"minLength": 3},
+            "then": {"pattern": "^a"},
+            "else": {"maxLength": 1},
+        },
+        ["abc", "a", "", "aaaa"],
+        ["bcd", "ab", "xy"],
+    ),
+    "if-number-range": (
+        {"type": "integer", "if": {"maximum": 9}, "then": {"minimum": 0}, "else": {"maximum": 99}},
+        [0, 9, 10, 99],
+        [-1, 100],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_logic_cases(name: str) -> None:
+    schema, valid, invalid = CASES[name]
+    for instance in valid:
+        assert is_valid(schema, instance), f"table error: {instance!r} should be valid"
+    for instance in invalid:
+        assert not is_valid(schema, instance), f"table error: {instance!r} should be invalid"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        grammar = gs.Grammar.from_json_schema(schema)
+    for instance in valid:
+        for text in dumps_styles(instance):
+            assert accepts(grammar, text), text
+    for instance in invalid:
+        for text in dumps_styles(instance):
+            assert not accepts(grammar, text), text
+
+
+OVERLAPPING = {
+    "oneOf": [
+        {"type": "array", "items": {"type": "integer"}},
+        {"type": "array", "maxItems": 2},
+    ]
+}
+
+
+def test_overlapping_one_of_is_an_error_when_strict() -> None:
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf({"properties": {"xs": OVERLAPPING}})
+    assert info.value.path == "/properties/xs/oneOf"
+
+
+def test_overlapping_one_of_relaxed_to_any_of() -> None:
+    with pytest.warns(SchemaWarning) as record:
+        grammar = schema_to_gbnf(OVERLAPPING, strict=False)
+    assert any(str(w.message).startswith("/oneOf:") for w in record)
+    assert accepts(grammar, "[1, 2]")  # matches both branches: the relaxed grammar accepts it
+    assert accepts(grammar, "[1, 2, 3]")
+    assert not accepts(grammar, '["a", "b", "c"]')
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_logic_sentences_validate(name: str, data: st.DataObject) -> None:
+    schema = CASES[name][0]
+    grammar = gs.Grammar.from_json_schema(schema)
+    text = data.draw(sentences(grammar.rules, grammar.root)).decode("utf-8")
+    assert is_valid(schema, json.loads(text)), text
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 12) | st.sampled_from([2.5, -0.5, 10.5]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "k", "v"]), inner, max_size=3)
+    ),
+    max_leaves=5,
+) | st.text("ax$1{", max_size=4)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_VALUES)
+def test_logic_random_values_sound(name: str, value: Any) -> None:
+    """Accepted random values are valid (completeness is the tables' job: members of a valid
+    value must come in the schema's order to be accepted)."""
+    schema = CASES[name][0]
+    grammar = gs.Grammar.from_json_schema(schema)
+    if accepts(grammar, json.dumps(value)):
+        assert is_valid(schema, value), json.dumps(value)
