@@ -14,6 +14,9 @@ import functools
 from . import _rx
 from ._rx import Chars, Node, Ranges
 
+# Group nesting accepted; every later pass over the pattern recurses per level.
+MAX_GROUP_DEPTH = 64
+
 DIGIT: Ranges = ((0x30, 0x39),)
 WORD: Ranges = _rx.normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
 SPACE: Ranges = _rx.normalize(
@@ -90,6 +93,7 @@ class _Parser:
     def __init__(self, pattern: str) -> None:
         self.s = pattern
         self.i = 0
+        self.depth = 0  # groups open at self.i
 
     # -- helpers ---------------------------------------------------------------------------------
     def peek(self, k: int = 0) -> str:
@@ -194,6 +198,8 @@ class _Parser:
         return found
 
     def group(self, start: int) -> Node:
+        if self.depth >= MAX_GROUP_DEPTH:
+            self.fail(f"groups nested deeper than {MAX_GROUP_DEPTH} levels", start)
         if self.peek() == "?":
             kind = self.peek(1)
             if kind == ":":
@@ -207,7 +213,9 @@ class _Parser:
                 self.fail("lookaround assertions are not supported", start)
             else:
                 self.fail("invalid group", start)
+        self.depth += 1
         node = self.alternation()
+        self.depth -= 1
         if self.peek() != ")":
             self.fail("missing ')'", start)
         self.i += 1

@@ -18,6 +18,7 @@ from typing import Any
 from . import _dfa, _rx
 from ._schema_emit import Layout, Rules, any_value
 from ._schema_formats import FORMATS
+from ._schema_keyword_types import KeywordChecker
 from ._schema_logic import conditional_conjuncts, negate
 from ._schema_refs import ANNOTATIONS, Resolver, merge, type_set, value_key
 from ._schema_scalars import (
@@ -118,6 +119,8 @@ class Converter:
         self.merged_rules: dict[tuple[str, int], str | None] = {}
         self.nesting = 0
         self.notes: list[str] = []
+        self.checker = KeywordChecker()
+        self.checker.check(self.resolver.root, "")
 
     def convert(self) -> str:
         expr = self.value(self.resolver.root, "", 0)
@@ -188,6 +191,7 @@ class Converter:
             if isinstance(schema, bool):
                 return schema
             raise SchemaError("a schema must be an object or a boolean", path)
+        self.checker.check(schema, path)
         schema = normalize(schema)
         result: Any = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
         if isinstance(schema.get("$ref"), str):
