@@ -47,6 +47,7 @@ def run_one(data: bytes) -> None:
     length = min(data[0], len(data) - 1)
     try:
         grammar = gs.Grammar.from_gbnf(data[1 : 1 + length])
-        _run(gs.Matcher(grammar, max_state_size=20_000), data[1 + length :])
+        matcher = gs.Matcher(grammar, max_state_size=20_000, max_history_bytes=4096)
+        _run(matcher, data[1 + length :])
     except EXPECTED:
         return
