@@ -17,7 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
-if [[ $# -gt 0 ]]; then targets=("$@"); else targets=(schema_target regex_target token_matcher_target); fi
+targets=(schema_target regex_target token_matcher_target)
+if [[ $# -gt 0 ]]; then targets=("$@"); fi
 python=${ATHERIS_PYTHON:-python3}
 
 # The sanitized virtualenv, (re)installed from this checkout once per run (incremental build).
@@ -57,7 +58,7 @@ for target in "${targets[@]}"; do
     asan_python
     LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)" \
       ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
-      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 GBNF_FUZZ_NO_INSTRUMENT=1 \
       run "$sanitized" "$target" "$work" "$((seconds / 2))"
   fi
   # Keep only inputs that add coverage (measured on the coverage-guided build).

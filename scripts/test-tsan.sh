@@ -22,9 +22,12 @@ python -m pip install --quiet --no-build-isolation \
 # scripts/tsan.supp silences reports whose stacks lie wholly in the uninstrumented interpreter
 # and numpy (their synchronization is invisible to TSan); reports in gbnf_sampler stay on.
 export LD_PRELOAD="$(g++ -print-file-name=libtsan.so) $(g++ -print-file-name=libstdc++.so)"
-export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1 report_signal_unsafe=0 ${TSAN_OPTIONS:-}"
+TSAN_OPTIONS="suppressions=$PWD/scripts/tsan.supp halt_on_error=1 second_deadlock_stack=1 \
+report_signal_unsafe=0 ${TSAN_OPTIONS:-}"
+export TSAN_OPTIONS
 echo "== pytest (concurrency and batch tests) under TSan"
-python -m pytest -q -p no:cacheprovider tests/test_concurrency.py tests/test_mask_batch.py \
+# -s: a TSan report (printed to stderr, then exit 66) must not be swallowed by capture.
+python -m pytest -q -s -p no:cacheprovider tests/test_concurrency.py tests/test_mask_batch.py \
   tests/test_token_matcher.py "$@"
 echo "== bench/stress_threads.py ${seconds}s under TSan"
 python bench/stress_threads.py --threads "${TSAN_STRESS_THREADS:-8}" --seconds "$seconds"

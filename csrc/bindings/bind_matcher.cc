@@ -75,9 +75,13 @@ void BindMatcher(py::module_& m) {
            },
            py::arg("token_id"))
       .def("can_terminate",
-           [](PyMatcher& self) { return Run(self, 0, [](Matcher& m) { return m.CanTerminate(); }); })
+           [](PyMatcher& self) {
+             return Run(self, 0, [](Matcher& m) { return m.CanTerminate(); });
+           })
       .def("is_terminated",
-           [](PyMatcher& self) { return Run(self, 0, [](Matcher& m) { return m.IsTerminated(); }); })
+           [](PyMatcher& self) {
+             return Run(self, 0, [](Matcher& m) { return m.IsTerminated(); });
+           })
       .def("rollback",
            [](PyMatcher& self, size_t n) {
              Run(self, 1, [n](Matcher& m) { m.Rollback(n); });
@@ -90,7 +94,8 @@ void BindMatcher(py::module_& m) {
                              })
       .def("fork",
            [](PyMatcher& self) {
-             return PyMatcher::Wrap(Run(self, kReleaseGilWork, [](Matcher& m) { return m.Fork(); }));
+             return PyMatcher::Wrap(
+                 Run(self, kReleaseGilWork, [](Matcher& m) { return m.Fork(); }));
            })
       .def("reset", [](PyMatcher& self) { Run(self, 0, [](Matcher& m) { m.Reset(); }); })
       .def("forced_bytes",
