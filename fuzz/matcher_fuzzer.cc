@@ -73,6 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto grammar = std::make_shared<gbnf::Grammar>(gbnf::ParseGrammar(text));
     gbnf::MatcherLimits limits;
     limits.max_state_size = 20000;
+    limits.max_history_bytes = 4096;  // small, so that history trimming is exercised too
     gbnf::Matcher matcher(gbnf::Automaton::Build(grammar), limits);
     RunProgram(matcher, program);
   } catch (const gbnf::GrammarError&) {

@@ -104,6 +104,12 @@ BitmaskView ToBitmaskView(const py::array& bitmask) {
   RequireNdim(bitmask, "bitmask");
   RequireAligned(bitmask, "bitmask");
   const bool two_d = bitmask.ndim() == 2;
+  // A broadcast (stride-0) view can be far wider than memory; bit indices must fit in int64.
+  if (bitmask.shape(bitmask.ndim() - 1) > (int64_t{1} << 56)) {
+    throw py::value_error("apply_bitmask: bitmask rows of " +
+                          std::to_string(bitmask.shape(bitmask.ndim() - 1)) +
+                          " words are too wide");
+  }
   BitmaskView v;
   v.data = static_cast<const int32_t*>(bitmask.data());
   v.rows = two_d ? bitmask.shape(0) : 1;
@@ -119,13 +125,18 @@ int64_t ResolveVocabSize(const py::object& vocab_size, const LogitsView& l, cons
     throw py::type_error("apply_bitmask: vocab_size must be an int or None, got " +
                          Str(py::type::handle_of(vocab_size).attr("__name__")));
   }
-  const auto n = vocab_size.cast<int64_t>();
-  if (n < 0) throw py::value_error("apply_bitmask: vocab_size must be >= 0, got " + Str(vocab_size));
-  if (n > b.words * kBitmaskWordBits) {
-    throw py::value_error("apply_bitmask: bitmask too narrow for vocab_size " + std::to_string(n) +
-                          ": expected at least " + std::to_string(BitmaskWords(n)) +
-                          " words per row, got " + std::to_string(b.words));
+  // Compared as Python ints: vocab_size may be past int64 (an error, never an overflow).
+  if (vocab_size < py::int_(0)) {
+    throw py::value_error("apply_bitmask: vocab_size must be >= 0, got " + Str(vocab_size));
   }
+  if (vocab_size > py::int_(b.words * kBitmaskWordBits)) {
+    const py::object words = (vocab_size + py::int_(kBitmaskWordBits - 1)).attr("__floordiv__")(
+        kBitmaskWordBits);
+    throw py::value_error("apply_bitmask: bitmask too narrow for vocab_size " + Str(vocab_size) +
+                          ": expected at least " + Str(words) + " words per row, got " +
+                          std::to_string(b.words));
+  }
+  const auto n = vocab_size.cast<int64_t>();
   return n;
 }
 

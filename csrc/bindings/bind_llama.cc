@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
+#include "bindings/exclusive.h"
 #include "gbnf_sampler/token_matcher.h"
 #include "llama/sampler_hook.h"
 #include "llama/token_matcher_constraint.h"
@@ -41,12 +42,16 @@ void BindLlama(py::module_& m) {
   // Creates a sampler context holding a fork of `matcher`; llama_sampler_init takes ownership
   // (HookFree releases it). Returns its address.
   m.def("_unsafe_new_sampler_context",
-        [](const TokenMatcher& matcher, uintptr_t init_address, uintptr_t iface_address) {
+        [](Exclusive<TokenMatcher>& matcher, uintptr_t init_address, uintptr_t iface_address) {
           if (init_address == 0 || iface_address == 0) {
             throw py::value_error("llama_sampler_init and the function table must be non-null");
           }
           auto init = reinterpret_cast<llama::SamplerInitFn>(init_address);
-          auto* ctx = llama::CreateContext(llama::MakeTokenMatcherConstraint(matcher.Fork()),
+          TokenMatcher fork = [&] {
+            ExclusiveUse<TokenMatcher> use(matcher);
+            return matcher.Fork();
+          }();
+          auto* ctx = llama::CreateContext(llama::MakeTokenMatcherConstraint(std::move(fork)),
                                            init, reinterpret_cast<const void*>(iface_address));
           return reinterpret_cast<uintptr_t>(ctx);
         });
@@ -58,7 +63,9 @@ void BindLlama(py::module_& m) {
   m.def("_unsafe_sampler_forced_bytes",
         [](uintptr_t ctx) { return py::bytes(ContextAt(ctx)->constraint->ForcedBytes()); });
   m.def("_unsafe_sampler_acceptable_prefix", [](uintptr_t ctx, const std::vector<int32_t>& t) {
-    return ContextAt(ctx)->constraint->AcceptablePrefix(t.data(), t.size());
+    llama::SamplerContext* context = ContextAt(ctx);
+    py::gil_scoped_release release;  // accepts up to t.size() tokens on a copy of the state
+    return context->constraint->AcceptablePrefix(t.data(), t.size());
   });
   m.def("_unsafe_sampler_is_terminated",
         [](uintptr_t ctx) { return ContextAt(ctx)->constraint->IsTerminated(); });

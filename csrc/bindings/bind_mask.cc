@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
+#include "bindings/exclusive.h"
 #include "gbnf_sampler/batch.h"
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
@@ -17,6 +18,22 @@ namespace py = pybind11;
 
 namespace gbnf::bindings {
 namespace {
+
+using PyTokenMatcher = Exclusive<TokenMatcher>;
+using Use = ExclusiveUse<TokenMatcher>;
+
+// Runs fn(matcher) holding the matcher; without the GIL when the work, `steps` byte steps over
+// the live parser items, is large (kReleaseGilWork steps: always).
+template <typename Fn>
+auto Run(PyTokenMatcher& m, size_t steps, Fn&& fn) {
+  Use use(m);
+  if (steps < kReleaseGilWork &&
+      steps * (m.byte_matcher().StateSize() + 1) < kReleaseGilWork) {
+    return fn(static_cast<TokenMatcher&>(m));
+  }
+  py::gil_scoped_release release;
+  return fn(static_cast<TokenMatcher&>(m));
+}
 
 // Shim: the row `index` of an int32 bitmask (1-D: the array itself) as a word pointer and count.
 struct Row {
@@ -49,44 +66,65 @@ Row BitmaskRow(py::array& bitmask, int64_t index) {
 
 std::shared_ptr<CompiledGrammar> Compile(std::shared_ptr<Automaton> automaton,
                                          std::shared_ptr<Vocab> vocab, uint32_t max_state_size,
-                                         uint32_t max_rollback) {
+                                         uint32_t max_rollback, size_t max_history_bytes) {
   MatcherLimits limits;
   limits.max_state_size = max_state_size;
   limits.max_rollback = max_rollback;
+  limits.max_history_bytes = max_history_bytes;
   py::gil_scoped_release release;
   return std::const_pointer_cast<CompiledGrammar>(
       CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits));
 }
 
-void FillMask(TokenMatcher& m, py::array& bitmask, int64_t index, bool reference) {
+void FillMask(PyTokenMatcher& m, py::array& bitmask, int64_t index, bool reference) {
   Row row = BitmaskRow(bitmask, index);
-  py::gil_scoped_release release;
-  if (reference) {
-    m.FillMaskReference(row.words, row.num_words);
-  } else {
-    m.FillMask(row.words, row.num_words);
-  }
+  Run(m, kReleaseGilWork, [&](TokenMatcher& self) {
+    if (reference) {
+      self.FillMaskReference(row.words, row.num_words);
+    } else {
+      self.FillMask(row.words, row.num_words);
+    }
+  });
 }
 
-py::array_t<int32_t> AllowedTokens(TokenMatcher& m) {
-  std::vector<TokenId> ids;
-  {
-    py::gil_scoped_release release;
-    ids = m.AllowedTokens();
-  }
+py::array_t<int32_t> AllowedTokens(PyTokenMatcher& m) {
+  const std::vector<TokenId> ids =
+      Run(m, kReleaseGilWork, [](TokenMatcher& self) { return self.AllowedTokens(); });
   py::array_t<int32_t> out(static_cast<py::ssize_t>(ids.size()));
   std::copy(ids.begin(), ids.end(), out.mutable_data());
   return out;
 }
 
-bool AcceptBytes(TokenMatcher& m, const py::bytes& data) {
+bool AcceptBytes(PyTokenMatcher& m, const py::bytes& data) {
   char* ptr = nullptr;
   Py_ssize_t len = 0;
   if (PyBytes_AsStringAndSize(data.ptr(), &ptr, &len) != 0) throw py::error_already_set();
-  return m.AcceptBytes(std::string_view(ptr, static_cast<size_t>(len)));
+  const std::string_view view(ptr, static_cast<size_t>(len));
+  return Run(m, view.size(), [view](TokenMatcher& self) { return self.AcceptBytes(view); });
 }
 
-void CheckDistinct(const std::vector<TokenMatcher*>& matchers) {
+bool AcceptToken(PyTokenMatcher& m, TokenId token_id) {
+  const Vocab& vocab = m.compiled().vocab();
+  const size_t length = vocab.Token(token_id).size();  // throws VocabError when out of range
+  return Run(m, length, [token_id](TokenMatcher& self) { return self.AcceptToken(token_id); });
+}
+
+// Holds every matcher of a batch (distinct objects, none in use elsewhere) for its duration.
+struct BatchUse {
+  explicit BatchUse(const std::vector<PyTokenMatcher*>& matchers) {
+    CheckDistinct(matchers);
+    uses.reserve(matchers.size());
+    for (PyTokenMatcher* m : matchers) {
+      uses.emplace_back(*m);
+      cores.push_back(m);
+    }
+  }
+  static void CheckDistinct(const std::vector<PyTokenMatcher*>& matchers);
+  std::vector<Use> uses;
+  std::vector<TokenMatcher*> cores;
+};
+
+void BatchUse::CheckDistinct(const std::vector<PyTokenMatcher*>& matchers) {
   for (size_t i = 0; i < matchers.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (matchers[i] == matchers[j]) {
@@ -97,27 +135,27 @@ void CheckDistinct(const std::vector<TokenMatcher*>& matchers) {
   }
 }
 
-void FillMasksBatch(const std::vector<TokenMatcher*>& matchers, py::array& bitmask) {
+void FillMasksBatch(const std::vector<PyTokenMatcher*>& matchers, py::array& bitmask) {
   if (bitmask.ndim() != 2) throw py::value_error("fill_masks needs a 2-D bitmask");
   if (static_cast<size_t>(bitmask.shape(0)) < matchers.size()) {
     throw py::value_error("bitmask has " + std::to_string(bitmask.shape(0)) + " rows for " +
                           std::to_string(matchers.size()) + " matchers");
   }
-  CheckDistinct(matchers);
   Row row = BitmaskRow(bitmask, 0);
   if (bitmask.strides(0) % 4 != 0) throw py::value_error("bitmask rows must be word-aligned");
   const size_t stride = static_cast<size_t>(bitmask.strides(0) / 4);
+  BatchUse batch(matchers);
   py::gil_scoped_release release;
-  FillMasks(matchers, row.words, stride, row.num_words);
+  FillMasks(batch.cores, row.words, stride, row.num_words);
 }
 
-std::vector<bool> AcceptTokensBatch(const std::vector<TokenMatcher*>& matchers,
+std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers,
                                     const std::vector<TokenId>& token_ids) {
-  CheckDistinct(matchers);
+  BatchUse batch(matchers);
   std::vector<uint8_t> accepted;
   {
     py::gil_scoped_release release;
-    accepted = AcceptTokens(matchers, token_ids);
+    accepted = AcceptTokens(batch.cores, token_ids);
   }
   return std::vector<bool>(accepted.begin(), accepted.end());
 }
@@ -129,7 +167,8 @@ void BindMask(py::module_& m) {
   m.def("accept_tokens", &AcceptTokensBatch, py::arg("matchers"), py::arg("token_ids"));
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
-                  py::arg("max_state_size"), py::arg("max_rollback"))
+                  py::arg("max_state_size"), py::arg("max_rollback"),
+                  py::arg("max_history_bytes"))
       .def_property_readonly("vocab_size",
                              [](const CompiledGrammar& c) { return c.vocab().size(); })
       .def_property_readonly("cache_bytes", &CompiledGrammar::CacheBytes)
@@ -137,43 +176,72 @@ void BindMask(py::module_& m) {
       .def("state_mask_sizes",
            [](const CompiledGrammar& c, StateId s) {
              if (s >= c.automaton().num_states()) throw py::value_error("state out of range");
-             const detail::StateMask& m = c.StateMaskOf(s);
-             return py::make_tuple(m.accepted.size(), m.dependent.size());
+             const detail::StateMask* m = nullptr;
+             {
+               py::gil_scoped_release release;  // the first use fills the entry (milliseconds)
+               m = &c.StateMaskOf(s);
+             }
+             return py::make_tuple(m->accepted.size(), m->dependent.size());
            })
       .def_property_readonly("num_states",
                              [](const CompiledGrammar& c) { return c.automaton().num_states(); });
 
-  py::class_<TokenMatcher>(m, "TokenMatcher")
+  py::class_<PyTokenMatcher>(m, "TokenMatcher")
       .def(py::init([](std::shared_ptr<CompiledGrammar> c) {
-             return std::make_unique<TokenMatcher>(std::move(c));
+             return PyTokenMatcher::Wrap(TokenMatcher(std::move(c)));
            }),
            py::arg("compiled"))
-      .def("accept_token", &TokenMatcher::AcceptToken, py::arg("token_id"))
+      .def("accept_token", &AcceptToken, py::arg("token_id"))
       .def("accept_bytes", &AcceptBytes, py::arg("data"))
-      .def("can_terminate", &TokenMatcher::CanTerminate)
-      .def("is_terminated", &TokenMatcher::IsTerminated)
-      .def("rollback", &TokenMatcher::Rollback, py::arg("n"))
-      .def_property_readonly("rollback_available", &TokenMatcher::RollbackAvailable)
-      .def("fork", &TokenMatcher::Fork)
-      .def("reset", &TokenMatcher::Reset)
-      .def("forced_bytes", [](TokenMatcher& self) { return py::bytes(self.ForcedBytes()); })
+      .def("can_terminate",
+           [](PyTokenMatcher& self) {
+             return Run(self, 0, [](TokenMatcher& m) { return m.CanTerminate(); });
+           })
+      .def("is_terminated",
+           [](PyTokenMatcher& self) {
+             return Run(self, 0, [](TokenMatcher& m) { return m.IsTerminated(); });
+           })
+      .def("rollback",
+           [](PyTokenMatcher& self, size_t n) {
+             Run(self, 1, [n](TokenMatcher& m) { m.Rollback(n); });
+           },
+           py::arg("n"))
+      .def_property_readonly("rollback_available",
+                             [](PyTokenMatcher& self) {
+                               return Run(self, 0, [](TokenMatcher& m) {
+                                 return m.RollbackAvailable();
+                               });
+                             })
+      .def("fork",
+           [](PyTokenMatcher& self) {
+             return PyTokenMatcher::Wrap(
+                 Run(self, kReleaseGilWork, [](TokenMatcher& m) { return m.Fork(); }));
+           })
+      .def("reset", [](PyTokenMatcher& self) { Run(self, 0, [](TokenMatcher& m) { m.Reset(); }); })
+      .def("forced_bytes",
+           [](PyTokenMatcher& self) {
+             return py::bytes(
+                 Run(self, kReleaseGilWork, [](TokenMatcher& m) { return m.ForcedBytes(); }));
+           })
       .def("fill_mask",
-           [](TokenMatcher& self, py::array& bitmask, int64_t index) {
+           [](PyTokenMatcher& self, py::array& bitmask, int64_t index) {
              FillMask(self, bitmask, index, false);
            },
            py::arg("bitmask"), py::arg("index"))
       .def("fill_mask_reference",
-           [](TokenMatcher& self, py::array& bitmask, int64_t index) {
+           [](PyTokenMatcher& self, py::array& bitmask, int64_t index) {
              FillMask(self, bitmask, index, true);
            },
            py::arg("bitmask"), py::arg("index"))
       .def("allowed_tokens", &AllowedTokens)
-      .def("item_states", &TokenMatcher::ItemStates)
+      .def("item_states",
+           [](PyTokenMatcher& self) {
+             return Run(self, 0, [](TokenMatcher& m) { return m.ItemStates(); });
+           })
       .def_property_readonly("mask_words", &TokenMatcher::MaskWords)
-      .def_property_readonly("state_size",
-                             [](const TokenMatcher& self) {
-                               return self.byte_matcher().StateSize();
-                             });
+      .def_property_readonly("state_size", [](PyTokenMatcher& self) {
+        return Run(self, 0, [](TokenMatcher& m) { return m.byte_matcher().StateSize(); });
+      });
 }
 
 }  // namespace gbnf::bindings

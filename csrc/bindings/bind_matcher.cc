@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "bindings/bindings.h"
+#include "bindings/exclusive.h"
 #include "gbnf_sampler/automaton.h"
 #include "gbnf_sampler/matcher.h"
 
@@ -11,33 +12,46 @@ namespace py = pybind11;
 namespace gbnf::bindings {
 namespace {
 
-// Inputs at least this long are matched with the GIL released.
-constexpr size_t kReleaseGilBytes = 4096;
+using PyMatcher = Exclusive<Matcher>;
+using Use = ExclusiveUse<Matcher>;
 
 std::shared_ptr<Automaton> BuildAutomaton(std::shared_ptr<Grammar> grammar,
                                           size_t max_automaton_size, uint32_t max_nesting_depth) {
   AutomatonLimits limits;
   limits.max_automaton_size = max_automaton_size;
   limits.max_nesting_depth = max_nesting_depth;
+  py::gil_scoped_release release;
   return std::const_pointer_cast<Automaton>(Automaton::Build(std::move(grammar), limits));
 }
 
-std::unique_ptr<Matcher> NewMatcher(std::shared_ptr<Automaton> automaton, uint32_t max_state_size,
-                                    uint32_t max_rollback) {
+std::unique_ptr<PyMatcher> NewMatcher(std::shared_ptr<Automaton> automaton,
+                                      uint32_t max_state_size, uint32_t max_rollback,
+                                      size_t max_history_bytes) {
   MatcherLimits limits;
   limits.max_state_size = max_state_size;
   limits.max_rollback = max_rollback;
-  return std::make_unique<Matcher>(std::move(automaton), limits);
+  limits.max_history_bytes = max_history_bytes;
+  return PyMatcher::Wrap(Matcher(std::move(automaton), limits));
 }
 
-bool AcceptBytes(Matcher& m, const py::bytes& data) {
+// Runs fn(matcher) holding the matcher; without the GIL when the work, `steps` byte steps over
+// the live parser items, is large (kReleaseGilWork steps: always).
+template <typename Fn>
+auto Run(PyMatcher& m, size_t steps, Fn&& fn) {
+  Use use(m);
+  if (steps < kReleaseGilWork && steps * (m.StateSize() + 1) < kReleaseGilWork) {
+    return fn(static_cast<Matcher&>(m));
+  }
+  py::gil_scoped_release release;
+  return fn(static_cast<Matcher&>(m));
+}
+
+bool AcceptBytes(PyMatcher& m, const py::bytes& data) {
   char* ptr = nullptr;
   Py_ssize_t len = 0;
   if (PyBytes_AsStringAndSize(data.ptr(), &ptr, &len) != 0) throw py::error_already_set();
-  std::string_view view(ptr, static_cast<size_t>(len));
-  if (view.size() < kReleaseGilBytes) return m.AcceptBytes(view);
-  py::gil_scoped_release release;
-  return m.AcceptBytes(view);
+  const std::string_view view(ptr, static_cast<size_t>(len));
+  return Run(m, view.size(), [view](Matcher& self) { return self.AcceptBytes(view); });
 }
 
 }  // namespace
@@ -49,20 +63,49 @@ void BindMatcher(py::module_& m) {
       .def_property_readonly("num_states", &Automaton::num_states)
       .def_property_readonly("num_edges", &Automaton::num_edges);
 
-  py::class_<Matcher>(m, "Matcher")
+  py::class_<PyMatcher>(m, "Matcher")
       .def(py::init(&NewMatcher), py::arg("automaton"), py::arg("max_state_size"),
-           py::arg("max_rollback"))
+           py::arg("max_rollback"), py::arg("max_history_bytes"))
       .def("accept_bytes", &AcceptBytes, py::arg("data"))
-      .def("accept_eos", &Matcher::AcceptEos)
-      .def("accept_token_ref", &Matcher::AcceptTokenRef, py::arg("token_id"))
-      .def("can_terminate", &Matcher::CanTerminate)
-      .def("is_terminated", &Matcher::IsTerminated)
-      .def("rollback", &Matcher::Rollback, py::arg("n"))
-      .def_property_readonly("rollback_available", &Matcher::RollbackAvailable)
-      .def("fork", &Matcher::Fork)
-      .def("reset", &Matcher::Reset)
-      .def("forced_bytes", [](Matcher& self) { return py::bytes(self.ForcedBytes()); })
-      .def_property_readonly("state_size", &Matcher::StateSize);
+      .def("accept_eos",
+           [](PyMatcher& self) { return Run(self, 0, [](Matcher& m) { return m.AcceptEos(); }); })
+      .def("accept_token_ref",
+           [](PyMatcher& self, uint32_t token_id) {
+             return Run(self, 1, [token_id](Matcher& m) { return m.AcceptTokenRef(token_id); });
+           },
+           py::arg("token_id"))
+      .def("can_terminate",
+           [](PyMatcher& self) {
+             return Run(self, 0, [](Matcher& m) { return m.CanTerminate(); });
+           })
+      .def("is_terminated",
+           [](PyMatcher& self) {
+             return Run(self, 0, [](Matcher& m) { return m.IsTerminated(); });
+           })
+      .def("rollback",
+           [](PyMatcher& self, size_t n) {
+             Run(self, 1, [n](Matcher& m) { m.Rollback(n); });
+           },
+           py::arg("n"))
+      .def_property_readonly("rollback_available",
+                             [](PyMatcher& self) {
+                               return Run(self, 0,
+                                          [](Matcher& m) { return m.RollbackAvailable(); });
+                             })
+      .def("fork",
+           [](PyMatcher& self) {
+             return PyMatcher::Wrap(
+                 Run(self, kReleaseGilWork, [](Matcher& m) { return m.Fork(); }));
+           })
+      .def("reset", [](PyMatcher& self) { Run(self, 0, [](Matcher& m) { m.Reset(); }); })
+      .def("forced_bytes",
+           [](PyMatcher& self) {
+             return py::bytes(
+                 Run(self, kReleaseGilWork, [](Matcher& m) { return m.ForcedBytes(); }));
+           })
+      .def_property_readonly("state_size", [](PyMatcher& self) {
+        return Run(self, 0, [](Matcher& m) { return m.StateSize(); });
+      });
 }
 
 }  // namespace gbnf::bindings

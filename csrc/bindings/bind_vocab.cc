@@ -15,6 +15,7 @@ namespace {
 
 std::shared_ptr<Vocab> MakeVocab(const std::vector<std::string>& tokens,
                                  std::vector<TokenId> eos_ids, std::vector<TokenId> special_ids) {
+  py::gil_scoped_release release;  // hashing and indexing 100k+ tokens
   // Vocab is immutable (every method is const); pybind11 holds it through a non-const pointer.
   return std::const_pointer_cast<Vocab>(
       Vocab::Create(tokens, std::move(eos_ids), std::move(special_ids)));
@@ -65,7 +66,11 @@ void BindVocab(py::module_& m) {
       .def("is_eos", &Vocab::IsEos)
       .def("is_special", &Vocab::IsSpecial)
       .def("find_by_text",
-           [](const Vocab& v, const py::bytes& text) { return v.FindByText(std::string(text)); })
+           [](const Vocab& v, const py::bytes& text) {
+             std::string key = text;
+             py::gil_scoped_release release;
+             return v.FindByText(key);
+           })
       .def("build_trie", [](const Vocab& v) { TrieNoGil(v); })
       .def("trie_sorted_ids", [](const Vocab& v) { return TrieNoGil(v).sorted_ids(); })
       .def("trie_lcp", [](const Vocab& v) { return TrieNoGil(v).lcps(); })

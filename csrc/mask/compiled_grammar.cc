@@ -58,7 +58,7 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
   const size_t n = cg->automaton_->num_states();
   cg->once_ = std::make_unique<std::once_flag[]>(n);
   cg->masks_ = std::make_unique<std::unique_ptr<detail::StateMask>[]>(n);
-  cg->trie_bytes_ = detail::TrieBytes::For(*cg->vocab_);
+  cg->trie_bytes_ = detail::TrieBytes::For(cg->vocab_);
   return cg;
 }
 

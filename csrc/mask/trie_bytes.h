@@ -16,8 +16,11 @@ namespace gbnf::detail {
 
 class TrieBytes {
  public:
-  static std::shared_ptr<const TrieBytes> For(const Vocab& vocab);
-  explicit TrieBytes(const TokenTrie& trie);
+  static std::shared_ptr<const TrieBytes> For(const std::shared_ptr<const Vocab>& vocab);
+  TrieBytes(const TokenTrie& trie, std::weak_ptr<const Vocab> source);
+
+  // Holds exactly `vocab`'s trie bytes.
+  bool Holds(const Vocab& vocab) const;
 
   std::string_view at(size_t pos) const {
     return std::string_view(bytes_.data() + offsets_[pos], offsets_[pos + 1] - offsets_[pos]);
@@ -26,6 +29,7 @@ class TrieBytes {
  private:
   std::string bytes_;
   std::vector<uint32_t> offsets_;  // trie size + 1
+  std::weak_ptr<const Vocab> source_;  // the vocabulary it was built from
 };
 
 // A trie walk over every position (see TokenTrie's invariants), reading bytes from TrieBytes.

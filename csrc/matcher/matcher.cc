@@ -37,6 +37,11 @@ class MatcherImpl {
     bool terminated = false;
   };
   Snapshot& Slot(size_t i) { return ring_[(head_ + i) % ring_.size()]; }
+  static size_t SlotBytes(const Snapshot& s) { return s.items.capacity() * sizeof(Item); }
+  // Frees the memory of slot i (not a live snapshot any more).
+  void ReleaseSlot(size_t i);
+  // Drops the oldest snapshots until the history fits in max_history_bytes.
+  void TrimHistory();
   void PushHistory();
   void RestoreFrom(const Snapshot& s);
   // Undoes the accept in progress (the newest snapshot) and forgets it.
@@ -49,10 +54,16 @@ class MatcherImpl {
   std::vector<Snapshot> ring_;  // the last accepted states; capacity max_rollback + 1
   size_t head_ = 0;             // oldest entry
   size_t count_ = 0;
+  size_t ring_bytes_ = 0;       // SlotBytes summed over every slot, live or not
   std::vector<Item> token_items_;  // AcceptToken's token-edge result, reused
 
  public:
   size_t history() const { return count_; }
+  // A copy's vectors hold only their sizes: recount (Fork).
+  void RecountHistoryBytes() {
+    ring_bytes_ = 0;
+    for (const Snapshot& s : ring_) ring_bytes_ += SlotBytes(s);
+  }
 };
 
 void MatcherImpl::PushHistory() {
@@ -61,7 +72,9 @@ void MatcherImpl::PushHistory() {
     --count_;
   }
   Snapshot& s = Slot(count_++);
+  ring_bytes_ -= SlotBytes(s);
   s.items.assign(parser_.items().begin(), parser_.items().end());
+  ring_bytes_ += SlotBytes(s);
   s.complete = parser_.complete();
   s.terminated = terminated_;
 }
@@ -78,6 +91,25 @@ void MatcherImpl::AbortAccept() {
 
 void MatcherImpl::CommitAccept() {
   while (count_ > limits_.max_rollback) {
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+  }
+  if (ring_bytes_ > limits_.max_history_bytes) TrimHistory();
+}
+
+void MatcherImpl::ReleaseSlot(size_t i) {
+  Snapshot& s = Slot(i);
+  ring_bytes_ -= SlotBytes(s);
+  std::vector<Item>().swap(s.items);
+}
+
+void MatcherImpl::TrimHistory() {
+  // Slots past the live snapshots (left by rollback, reset or dropped history) go first.
+  for (size_t i = count_; i < ring_.size() && ring_bytes_ > limits_.max_history_bytes; ++i) {
+    ReleaseSlot(i);
+  }
+  while (count_ > 0 && ring_bytes_ > limits_.max_history_bytes) {
+    ReleaseSlot(0);
     head_ = (head_ + 1) % ring_.size();
     --count_;
   }
@@ -242,7 +274,11 @@ bool Matcher::CanTerminate() const { return !impl_->terminated_ && impl_->parser
 bool Matcher::IsTerminated() const { return impl_->terminated_; }
 void Matcher::Rollback(size_t n) { impl_->Rollback(n); }
 size_t Matcher::RollbackAvailable() const { return impl_->history(); }
-Matcher Matcher::Fork() const { return Matcher(std::make_unique<detail::MatcherImpl>(*impl_)); }
+Matcher Matcher::Fork() const {
+  auto copy = std::make_unique<detail::MatcherImpl>(*impl_);
+  copy->RecountHistoryBytes();
+  return Matcher(std::move(copy));
+}
 void Matcher::Reset() { impl_->Reset(); }
 std::string Matcher::ForcedBytes() { return impl_->ForcedBytes(); }
 size_t Matcher::StateSize() const { return impl_->parser_.items().size(); }

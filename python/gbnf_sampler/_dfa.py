@@ -103,6 +103,14 @@ class Dfa:
     def is_empty(self) -> bool:
         return not self.accept or 0 not in _live(self)
 
+    def without(self, ranges: Ranges) -> Dfa:
+        """The automaton with no transition on the code points of ``ranges``."""
+        trans = []
+        for row in self.trans:
+            kept = {t: _rx.subtract(r, ranges) for t, r in row.items()}
+            trans.append({t: r for t, r in kept.items() if r})
+        return Dfa(trans, set(self.accept))
+
 
 def _partition(edges: list[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
     """Splits the code points of ``edges`` into pieces with the same set of targets (a sweep

@@ -17,6 +17,9 @@ from . import _rx
 from ._rx import Chars, Node, Ranges
 from ._unicode_props import general_category
 
+# Group nesting accepted; every later pass over the pattern recurses per level.
+MAX_GROUP_DEPTH = 64
+
 DIGIT: Ranges = ((0x30, 0x39),)
 WORD: Ranges = _rx.normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
 SPACE: Ranges = _rx.normalize(
@@ -108,6 +111,7 @@ class _Parser:
         self.i = 0
         self.combine = _meet if reading == "both" else _join
         self.dot = DOT if reading == "both" else PYTHON_DOT
+        self.depth = 0  # groups open at self.i
 
     # -- helpers ---------------------------------------------------------------------------------
     def peek(self, k: int = 0) -> str:
@@ -212,6 +216,8 @@ class _Parser:
         return found
 
     def group(self, start: int) -> Node:
+        if self.depth >= MAX_GROUP_DEPTH:
+            self.fail(f"groups nested deeper than {MAX_GROUP_DEPTH} levels", start)
         if self.peek() == "?":
             kind = self.peek(1)
             if kind == ":":
@@ -225,7 +231,9 @@ class _Parser:
                 self.fail("lookaround assertions are not supported", start)
             else:
                 self.fail("invalid group", start)
+        self.depth += 1
         node = self.alternation()
+        self.depth -= 1
         if self.peek() != ")":
             self.fail("missing ')'", start)
         self.i += 1

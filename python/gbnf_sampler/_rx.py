@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 MAX_CODEPOINT = 0x10FFFF
 MAX_REPEAT = 1_000_000
+SURROGATES: Ranges = ((0xD800, 0xDFFF),)
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -125,6 +126,21 @@ def rep(item: Node, lo: int, hi: int | None) -> Node:
     if item == NEVER:
         return EMPTY if lo == 0 else NEVER
     return Rep(item, lo, hi)
+
+
+def without(node: Node, ranges: Ranges) -> Node:
+    """``node`` with the code points of ``ranges`` removed from every character set (a set left
+    empty matches nothing)."""
+    if isinstance(node, Chars):
+        kept = subtract(node.ranges, ranges)
+        return Chars(kept) if kept else NEVER
+    if isinstance(node, Seq):
+        return seq(*(without(item, ranges) for item in node.items))
+    if isinstance(node, Alt):
+        return alt(*(item for item in (without(i, ranges) for i in node.items) if item != NEVER))
+    if isinstance(node, Rep):
+        return rep(without(node.item, ranges), node.min, node.max)
+    return node
 
 
 def length_bounds(node: Node) -> tuple[int, int | None]:

@@ -18,6 +18,7 @@ from typing import Any
 from . import _dfa, _rx
 from ._schema_emit import Layout, Rules, any_value
 from ._schema_formats import FORMATS
+from ._schema_keyword_types import KeywordChecker
 from ._schema_kinds import ARRAY_KEYWORDS, OBJECT_KEYWORDS, Cannot, restrict_keyword
 from ._schema_logic import conditional_conjuncts
 from ._schema_overlap import exclusive_alternatives
@@ -111,6 +112,8 @@ class Converter:
         self.merged_rules: dict[tuple[str, int], str | None] = {}
         self.nesting = 0
         self.logic_depth = 0
+        self.checker = KeywordChecker()
+        self.checker.check(self.resolver.root, "")
 
     def convert(self) -> str:
         expr = self.value(self.resolver.root, "", 0)
@@ -198,6 +201,7 @@ class Converter:
                 raise Cannot(NOT_A_SCHEMA)  # an analysis gives up on a non-schema
             self.unsupported(Unsupported(NOT_A_SCHEMA, path))
             return True
+        self.checker.check(schema, path)
         schema = normalize(schema)
         result: Any = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
         found = None

@@ -202,6 +202,7 @@ _SURROGATES: Ranges = ((0xD800, 0xDFFF),)
 
 def dfa_string_rule(rules: Rules, dfa: _dfa.Dfa, hint: str) -> str | None:
     """A rule for the JSON strings whose decoded value ``dfa`` accepts (None when empty)."""
+    dfa = dfa.without(_SURROGATES)  # never in a JSON string (see _json_chars)
     if dfa.is_empty():
         return None
 

@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
+from ._schema_input import plain_json
 from .errors import SchemaError
 
 DEFAULT_BASE = "https://gbnf-sampler.invalid/schema.json"
@@ -56,15 +57,6 @@ ANNOTATIONS = frozenset(
 MAX_BRANCHES = 256
 
 
-def plain(value: Any) -> Any:
-    """Mappings and tuples as plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
-
-
 def escape_pointer(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
@@ -98,7 +90,7 @@ class Resolver:
     def _external(self, doc: str) -> bool:
         for key in (doc, doc + ".json", doc.removesuffix(".json"), doc.rstrip("/")):
             if key in self.documents:
-                self._load(doc + "#", plain(self.documents[key]), doc)
+                self._load(doc + "#", plain_json(self.documents[key], "document"), doc)
                 return True
         return False
 

@@ -125,6 +125,7 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
             node = constrain_length(nodes[0], lo, hi, pointer(path, keyword))
         except Unsupported:
             return _automaton_string(rules, nodes, lo, hi, path, hint)
+    node = _rx.without(node, _rx.SURROGATES)  # never in a JSON string (see _json_chars)
     if node == _rx.NEVER:
         return None
     return regex_string(rules, node, hint)

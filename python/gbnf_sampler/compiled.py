@@ -22,6 +22,7 @@ from typing import Any
 from . import _core
 from .grammar import Grammar
 from .matcher import (
+    DEFAULT_MAX_HISTORY_BYTES,
     DEFAULT_MAX_ROLLBACK,
     DEFAULT_MAX_STATE_SIZE,
     _automaton,
@@ -69,8 +70,8 @@ class CompiledGrammar:
         )
 
 
-def _key(grammar: Grammar, vocab: Vocab, max_state_size: int, max_rollback: int) -> tuple[Any, ...]:
-    return (grammar.to_gbnf(), grammar.root, vocab.fingerprint, max_state_size, max_rollback)
+def _key(grammar: Grammar, vocab: Vocab, *limits: int) -> tuple[Any, ...]:
+    return (grammar.to_gbnf(), grammar.root, vocab.fingerprint, *limits)
 
 
 def _evict_locked() -> None:
@@ -88,25 +89,27 @@ def compile(
     *,
     max_state_size: int = DEFAULT_MAX_STATE_SIZE,
     max_rollback: int = DEFAULT_MAX_ROLLBACK,
+    max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES,
     cache: bool = True,
 ) -> CompiledGrammar:
-    """Compiles ``grammar`` against ``vocab`` (cached; see the module docstring)."""
+    """Compiles ``grammar`` against ``vocab`` (cached; see the module docstring). The limits
+    are those of its matchers (see :class:`gbnf_sampler.Matcher`)."""
     if not isinstance(grammar, Grammar):
         raise TypeError(f"compile expects a gbnf_sampler.Grammar, got {type(grammar).__name__}")
     if not isinstance(vocab, Vocab):
         raise TypeError(f"compile expects a gbnf_sampler.Vocab, got {type(vocab).__name__}")
     _check_uint32("max_state_size", max_state_size, 1)
     _check_uint32("max_rollback", max_rollback, 0)
-    key = _key(grammar, vocab, max_state_size, max_rollback) if cache else None
+    _check_uint32("max_history_bytes", max_history_bytes, 0, 2**63)
+    limits = (max_state_size, max_rollback, max_history_bytes)
+    key = _key(grammar, vocab, *limits) if cache else None
     if key is not None:
         with _cache_lock:
             hit = _cache.get(key)
             if hit is not None:
                 _cache.move_to_end(key)
                 return hit
-    native = _core.CompiledGrammar.compile(
-        _automaton(grammar), vocab._native, max_state_size, max_rollback
-    )
+    native = _core.CompiledGrammar.compile(_automaton(grammar), vocab._native, *limits)
     compiled = CompiledGrammar(native, grammar, vocab)
     if key is not None:
         with _cache_lock:

@@ -110,8 +110,12 @@ class Grammar:
         """Parses GBNF text (llama.cpp's grammar language). Raises :class:`GrammarError`."""
         if not isinstance(root, str):
             raise TypeError(f"root must be str, not {type(root).__name__}")
+        if limits is not None and not isinstance(limits, GrammarLimits):
+            raise TypeError(f"limits must be a GrammarLimits, not {type(limits).__name__}")
         core_limits = (limits or _DEFAULT_LIMITS)._to_core()
-        return cls(_core.parse_grammar(_encode_text(text), root, core_limits))
+        # A lone surrogate cannot name a rule; as UTF-8-ish bytes it is simply not found.
+        root_name = root.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return cls(_core.parse_grammar(_encode_text(text), root_name, core_limits))
 
     @classmethod
     def from_json_schema(cls, schema: Any, **options: Any) -> Grammar:

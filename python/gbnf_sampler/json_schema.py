@@ -33,14 +33,13 @@ $dynamicRef/$recursiveRef, negations of other schemas, ``$ref`` to documents not
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._rx import literal_gbnf
 from ._schema_convert import Converter, Options, SchemaWarning
 from ._schema_emit import DEFAULT_MAX_WHITESPACE, Layout, Rules, any_value
-from ._schema_refs import plain as _plain
+from ._schema_input import parse_json_text, plain_json
 from .errors import SchemaError
 
 TOOLS_BASE = "https://gbnf-sampler.invalid/tools/"
@@ -48,14 +47,11 @@ TOOLS_BASE = "https://gbnf-sampler.invalid/tools/"
 
 def _load(schema: Any) -> Any:
     if isinstance(schema, (bytes, str)):
-        try:
-            return json.loads(schema)
-        except json.JSONDecodeError as err:
-            raise SchemaError(f"schema is not valid JSON: {err}", "") from None
+        return plain_json(parse_json_text(schema))
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
-        return schema.model_json_schema()
+        return plain_json(schema.model_json_schema())
     if isinstance(schema, (Mapping, bool)):
-        return _plain(schema)
+        return plain_json(schema)
     raise TypeError(
         f"schema must be a dict, JSON text or a Pydantic model class, not {type(schema).__name__}"
     )
@@ -81,7 +77,14 @@ def schema_to_gbnf(
     unsupported keywords are relaxed with a :class:`SchemaWarning` instead.
     """
     options = Options(whitespace, max_whitespace, strict, additional_properties, indent, documents)
-    return Converter(_load(schema), options).convert()
+    document = _load(schema)
+    try:
+        return Converter(document, options).convert()
+    except RecursionError:
+        # A backstop: depth limits stop realistic inputs well before this.
+        raise SchemaError(
+            "schema too deeply nested to convert (Python's recursion limit was reached)", ""
+        ) from None
 
 
 def _json_gbnf() -> str:
@@ -96,8 +99,12 @@ JSON_GBNF: str = _json_gbnf()
 
 def choices_to_gbnf(choices: list[str]) -> str:
     """Exactly one of ``choices`` (plain text, not JSON-quoted)."""
-    if isinstance(choices, str) or not all(isinstance(c, str) for c in choices):
-        raise TypeError("choices must be a list of strings")
+    if isinstance(choices, (str, bytes)) or not isinstance(choices, Iterable):
+        raise TypeError(f"choices must be a list of strings, not {type(choices).__name__}")
+    choices = list(choices)
+    for i, choice in enumerate(choices):
+        if not isinstance(choice, str):
+            raise TypeError(f"choices[{i}] must be a str, got {type(choice).__name__}")
     if not choices:
         raise SchemaError("choices must not be empty", "")
     forms = list(dict.fromkeys(choices))
@@ -111,7 +118,7 @@ def _tool_function(tool: Any, i: int) -> tuple[str, Any]:
     if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
         raise SchemaError("a tool needs a function name", f"/{i}")
     params = fn.get("parameters", {"type": "object"})
-    return fn["name"], _plain(params)
+    return fn["name"], plain_json(params, "tool parameters")
 
 
 def _call_schema(tools: list[Any], only: str | None) -> dict[str, Any]:

@@ -31,7 +31,10 @@ def checked_int(name: str, value: object, minimum: int | None = 0) -> int:
 
 def bitmask_words(vocab_size: int) -> int:
     """Number of int32 words in one bitmask row covering ``vocab_size`` tokens."""
-    return int(_core.bitmask_words(checked_int("vocab_size", vocab_size)))
+    n = checked_int("vocab_size", vocab_size)
+    if n >= 2**63:
+        raise ValueError(f"vocab_size must be below 2**63, got {n}")
+    return int(_core.bitmask_words(n))
 
 
 def allocate_bitmask(batch: int, vocab_size: int) -> npt.NDArray[np.int32]:

@@ -24,10 +24,13 @@ class GrammarLimits:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(
-                    f"GrammarLimits.{f.name} must be a non-negative int, got {value!r}"
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(
+                    f"GrammarLimits.{f.name} must be an int, got {type(value).__name__} "
+                    f"({value!r})"
                 )
+            if value < 0:
+                raise ValueError(f"GrammarLimits.{f.name} must be >= 0, got {value}")
             if value > 2**32 - 1:
                 raise ValueError(f"GrammarLimits.{f.name} must be below 2**32, got {value}")
 

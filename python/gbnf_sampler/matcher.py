@@ -8,6 +8,9 @@ polynomial time. Limits (documented defaults):
   one byte. A grammar too ambiguous for the input raises :class:`GrammarTooComplexError` with
   ``limit == "max_state_size"``; the matcher is left as it was before the call.
 * ``max_rollback`` (256): accept calls that :meth:`Matcher.rollback` can undo.
+* ``max_history_bytes`` (16 MiB): memory of that rollback history (parser items of the kept
+  states). Past it the oldest states are dropped, so a pathological grammar shortens the
+  rollback depth (``rollback_available``) instead of holding ``max_rollback`` huge states.
 * ``MAX_AUTOMATON_SIZE`` (16 Mi states and edges): size of the compiled byte automaton (e.g.
   ``x{0,1000000}`` of a one-byte ``x`` needs about 3 Mi); ``limit == "max_automaton_size"``.
 """
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_STATE_SIZE = 100_000
 DEFAULT_MAX_ROLLBACK = 256
+DEFAULT_MAX_HISTORY_BYTES = 16 << 20
 MAX_AUTOMATON_SIZE = 16 << 20
 # The builder follows the AST recursively; the parser's default nesting limit bounds it.
 MAX_NESTING_DEPTH = 1000
@@ -54,12 +58,26 @@ def _automaton(grammar: Grammar) -> _core.Automaton:
     return automaton
 
 
-def _check_uint32(name: str, value: object, minimum: int) -> int:
+def _check_uint32(name: str, value: object, minimum: int, bound: int = 2**32) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be int, got {type(value).__name__}")
-    if not minimum <= value < 2**32:
-        raise ValueError(f"{name} must be in [{minimum}, 2**32), got {value}")
+    if not minimum <= value < bound:
+        limit = "2**32" if bound == 2**32 else "2**63"
+        raise ValueError(f"{name} must be in [{minimum}, {limit}), got {value}")
     return value
+
+
+def _check_token_id(value: object, vocab_size: int, what: str = "token_id") -> int:
+    """A token id as an int in [0, vocab_size): TypeError for a non-int (bool and float
+    included), ValueError out of range."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    token_id = int(value)
+    if not 0 <= token_id < vocab_size:
+        raise ValueError(
+            f"{what} {token_id} is out of range for a vocabulary of size {vocab_size}"
+        )
+    return token_id
 
 
 class Matcher:
@@ -86,6 +104,7 @@ class Matcher:
         *,
         max_state_size: int = DEFAULT_MAX_STATE_SIZE,
         max_rollback: int = DEFAULT_MAX_ROLLBACK,
+        max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES,
     ) -> None:
         from .compiled import CompiledGrammar
 
@@ -102,8 +121,11 @@ class Matcher:
             )
         _check_uint32("max_state_size", max_state_size, 1)
         _check_uint32("max_rollback", max_rollback, 0)
+        _check_uint32("max_history_bytes", max_history_bytes, 0, 2**63)
         self._grammar = grammar
-        self._core = _core.Matcher(_automaton(grammar), max_state_size, max_rollback)
+        self._core = _core.Matcher(
+            _automaton(grammar), max_state_size, max_rollback, max_history_bytes
+        )
 
     @property
     def grammar(self) -> Grammar:
@@ -125,9 +147,8 @@ class Matcher:
         """Advances over one token; False (state unchanged) if the grammar does not allow it.
         Raises ValueError for an id outside the vocabulary."""
         core = self._token_level("accept_token")
-        if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)):
-            raise TypeError(f"token_id must be an int, got {type(token_id).__name__}")
-        return bool(core.accept_token(int(token_id)))
+        size = self._compiled.vocab_size if self._compiled is not None else 0
+        return bool(core.accept_token(_check_token_id(token_id, size)))
 
     def fill_mask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Writes the allowed tokens into row ``index`` of an int32 bitmask (xgrammar layout:
@@ -179,11 +200,15 @@ class Matcher:
 
     def rollback(self, n: int) -> None:
         """Undoes the last ``n`` accept calls (``accept_token``, ``accept_bytes``,
-        ``accept_eos``)."""
+        ``accept_eos``). ``n`` may not exceed :attr:`rollback_available`: the history keeps at
+        most ``max_rollback`` calls within ``max_history_bytes`` of memory."""
         _check_uint32("n", n, 0)
         available = self.rollback_available
         if n > available:
-            raise ValueError(f"rollback(n) needs n <= {available} (the history kept), got {n}")
+            raise ValueError(
+                f"rollback({n}) exceeds the history kept ({available} accept calls; it is "
+                "bounded by max_rollback and max_history_bytes)"
+            )
         self._core.rollback(n)
 
     def fork(self) -> Matcher:
@@ -251,8 +276,14 @@ def fill_masks(matchers: list[Matcher], bitmask: np.ndarray) -> None:
     cores = _token_cores(list(matchers), "fill_masks")
     if not cores:
         return
-    if not isinstance(bitmask, np.ndarray) or bitmask.ndim != 2:
-        raise ValueError("fill_masks needs a 2-D numpy int32 bitmask")
+    if not isinstance(bitmask, np.ndarray):
+        raise TypeError(f"bitmask must be a numpy int32 array, got {type(bitmask).__name__}")
+    if bitmask.ndim != 2:
+        raise ValueError(f"fill_masks needs a 2-D bitmask, got shape {bitmask.shape}")
+    if bitmask.shape[0] < len(cores):
+        raise ValueError(
+            f"fill_masks: bitmask has {bitmask.shape[0]} rows for {len(cores)} matchers"
+        )
     _check_bitmask(bitmask, 0, max(int(c.mask_words) for c in cores))
     _core.fill_masks(cores, bitmask)
 
@@ -260,14 +291,21 @@ def fill_masks(matchers: list[Matcher], bitmask: np.ndarray) -> None:
 def accept_tokens(matchers: list[Matcher], token_ids: list[int] | np.ndarray) -> list[bool]:
     """``[m.accept_token(t) for m, t in zip(matchers, token_ids)]`` on a thread pool with the GIL
     released."""
-    cores = _token_cores(list(matchers), "accept_tokens")
-    ids = [int(t) for t in token_ids]
-    if len(ids) != len(cores):
-        raise ValueError(f"accept_tokens: {len(cores)} matchers but {len(ids)} token ids")
+    checked = list(matchers)
+    cores = _token_cores(checked, "accept_tokens")
+    tokens = list(token_ids)
+    if len(tokens) != len(cores):
+        raise ValueError(f"accept_tokens: {len(cores)} matchers but {len(tokens)} token ids")
+    sizes = [m.compiled.vocab_size if m.compiled is not None else 0 for m in checked]
+    ids = [
+        _check_token_id(t, size, f"token_ids[{i}]")
+        for i, (t, size) in enumerate(zip(tokens, sizes, strict=True))
+    ]
     return [bool(a) for a in _core.accept_tokens(cores, ids)]
 
 
 __all__ = [
+    "DEFAULT_MAX_HISTORY_BYTES",
     "DEFAULT_MAX_ROLLBACK",
     "DEFAULT_MAX_STATE_SIZE",
     "MAX_AUTOMATON_SIZE",

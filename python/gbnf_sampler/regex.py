@@ -29,11 +29,14 @@ def regex_to_gbnf(pattern: str, **options: Any) -> str:
         raise TypeError(f"pattern must be str, not {type(pattern).__name__}")
     try:
         node = _regex_parse.anchor(_regex_parse.parse(pattern), search=search)
+        node = _rx.without(node, ())  # empty classes ([], [^\s\S]) match nothing
+        if node == _rx.NEVER:
+            raise SchemaError(f"regex {pattern!r} matches nothing", "")
+        return f"root ::= {_rx.to_gbnf(node)}\n"
     except _regex_parse.RegexSyntaxError as err:
         raise SchemaError(f"regex {pattern!r}: {err}", "") from None
-    if node == _rx.NEVER:
-        raise SchemaError(f"regex {pattern!r} matches nothing", "")
-    return f"root ::= {_rx.to_gbnf(node)}\n"
+    except RecursionError:  # a backstop: MAX_GROUP_DEPTH stops realistic patterns first
+        raise SchemaError(f"regex {pattern[:80]!r}...: too deeply nested to convert", "") from None
 
 
 __all__ = ["regex_to_gbnf"]

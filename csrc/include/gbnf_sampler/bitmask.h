@@ -19,7 +19,8 @@ inline constexpr uint16_t kBFloat16NegInfBits = 0xFF80;
 
 // Number of int32 words of one bitmask row covering `vocab_size` tokens (vocab_size >= 0).
 constexpr int64_t BitmaskWords(int64_t vocab_size) {
-  return (vocab_size + kBitmaskWordBits - 1) / kBitmaskWordBits;
+  // Written so that no vocab_size overflows (INT64_MAX included).
+  return vocab_size / kBitmaskWordBits + (vocab_size % kBitmaskWordBits != 0 ? 1 : 0);
 }
 
 // Single-token access. `token_id` must be in [0, 32 * words of the row).

@@ -23,6 +23,10 @@ struct MatcherLimits {
   uint32_t max_state_size = 100000;
   // Accept calls that rollback() can undo (older history is dropped).
   uint32_t max_rollback = 256;
+  // Memory of the rollback history (the parser items of the kept snapshots). Past it the oldest
+  // snapshots are dropped, so a pathological grammar shortens the rollback depth instead of
+  // holding max_rollback x max_state_size items.
+  size_t max_history_bytes = size_t{16} << 20;
   // ForcedBytes() stops after this many bytes.
   uint32_t max_forced_bytes = 65536;
 };
