@@ -112,7 +112,7 @@ class Converter:
         self.merged_rules: dict[tuple[str, int], str | None] = {}
         self.nesting = 0
         self.logic_depth = 0
-        self.checker = KeywordChecker()
+        self.checker = KeywordChecker(self.options.strict)
         self.checker.check(self.resolver.root, "")
 
     def convert(self) -> str:

@@ -80,9 +80,12 @@ def _escape(token: str) -> str:
 
 
 class KeywordChecker:
-    """Checks schemas and all their subschemas, each object once (by identity)."""
+    """Checks schemas and all their subschemas, each object once (by identity). A value in a
+    schema's place that is no schema at all is an error only when ``strict``: relaxed, the
+    converter reads it as any value (with a warning) if it ever reaches it."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = True) -> None:
+        self._strict = strict
         self._seen: set[int] = set()
         self._keep: list[Any] = []  # checked objects stay alive, so their ids are not reused
 
@@ -91,6 +94,8 @@ class KeywordChecker:
         while stack:
             node, where = stack.pop()
             if not _is_schema(node):
+                if not self._strict:
+                    continue
                 raise SchemaError("a schema must be an object or a boolean", where)
             if isinstance(node, bool) or id(node) in self._seen:
                 continue
