@@ -86,7 +86,10 @@ _CATEGORY_RULES = [
     (r"^contains", "contains"),
     (r"^dependencies|^dependent", "dependencies"),
     (r"^not ", "not"),
-    (r"^pattern .*(lookaround|backreference|boundar|property)", "pattern: unsupported regex"),
+    (
+        r"^pattern .*(lookaround|lookahead|lookbehind|backreference|boundar|property)",
+        "pattern: unsupported regex",
+    ),
     (r"^pattern ", "pattern: invalid regex"),
     (r"patternProperties", "patternProperties combination"),
     (r"propertyNames", "propertyNames combination"),

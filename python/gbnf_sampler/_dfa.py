@@ -55,6 +55,8 @@ class _Nfa:
             return end
         if isinstance(node, _rx.Rep):
             return self._repeat(node, start)
+        if isinstance(node, _rx.Lang):
+            return self._embed(node.dfa, start)
         raise ValueError(f"cannot build an automaton for {node!r}")
 
     def _repeat(self, node: _rx.Rep, start: int) -> int:
@@ -71,6 +73,17 @@ class _Nfa:
             self.eps[cur].append(end)
             cur = self.build(node.item, cur)
         self.eps[cur].append(end)
+        return end
+
+    def _embed(self, dfa: Dfa, start: int) -> int:
+        """Copies ``dfa`` in, its start state entered from ``start`` (concatenation)."""
+        states = [self.new() for _ in dfa.trans]
+        self.eps[start].append(states[0])
+        end = self.new()
+        for state, row in zip(states, dfa.trans, strict=True):
+            self.edges[state].extend((ranges, states[target]) for target, ranges in row.items())
+        for accepting in dfa.accept:
+            self.eps[states[accepting]].append(end)
         return end
 
     def closure(self, states: frozenset[int]) -> frozenset[int]:

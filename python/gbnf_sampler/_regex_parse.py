@@ -4,9 +4,9 @@ Supported: literals, escapes (``\\n \\t \\xHH \\uHHHH \\u{H...} \\cX \\0``, esca
 classes with ranges and negation, ``\\d \\D \\w \\W \\s \\S``, ``.``, quantifiers ``* + ? {m}
 {m,} {m,n}`` and their lazy forms (same language), groups (capturing, ``(?:...)``, named
 ``(?<name>...)``), alternation, the anchors ``^ $`` and Unicode property escapes of the
-General_Category (``\\p{L}``, ``\\p{gc=Lu}``, ``\\P{Nd}``; see ``_unicode_props``).
-Backreferences, lookaround, word boundaries and other properties raise
-:class:`RegexSyntaxError`.
+General_Category (``\\p{L}``, ``\\p{gc=Lu}``, ``\\P{Nd}``; see ``_unicode_props``), and
+lookaheads ``(?=...)``/``(?!...)`` (kept as :class:`_rx.Look` nodes; ``_lookahead`` compiles them).
+Backreferences, lookbehind, word boundaries and other properties raise :class:`RegexSyntaxError`.
 """
 
 from __future__ import annotations
@@ -109,6 +109,10 @@ class _Parser:
             raise ValueError(f"reading must be one of {READINGS}")
         self.s = pattern
         self.i = 0
+        self.read_as(reading)
+
+    def read_as(self, reading: str) -> None:
+        self.reading = reading
         self.combine = _meet if reading == "both" else _join
         self.dot = DOT if reading == "both" else PYTHON_DOT
         self.depth = 0  # groups open at self.i
@@ -156,6 +160,8 @@ class _Parser:
             return atom
         if isinstance(atom, _rx.Anchor):
             self.fail("quantifier after an anchor", start)
+        if isinstance(atom, _rx.Look):
+            self.fail("quantifier after a lookahead", start)
         if self.peek() == "?":
             self.i += 1  # lazy: same language
         lo, hi = bounds
@@ -227,8 +233,10 @@ class _Parser:
                 if close < 0:
                     self.fail("unterminated group name", start)
                 self.i = close + 1
-            elif kind in "=!" or (kind == "<" and self.peek(2) in "=!"):
-                self.fail("lookaround assertions are not supported", start)
+            elif kind in "=!":
+                return self.lookahead(start, negate=kind == "!")
+            elif kind == "<" and self.peek(2) in "=!":
+                self.fail("lookbehind assertions are not supported", start)
             else:
                 self.fail("invalid group", start)
         self.depth += 1
@@ -238,6 +246,20 @@ class _Parser:
             self.fail("missing ')'", start)
         self.i += 1
         return node
+
+    def lookahead(self, start: int, negate: bool) -> Node:
+        """``(?=...)`` / ``(?!...)``. A negated body is read the other way (see
+        :data:`READINGS`): what a narrow language must exclude is the widest reading."""
+        self.i += 2
+        outer = self.reading
+        body_reading = READINGS[1 - READINGS.index(outer)] if negate else outer
+        self.read_as(body_reading)
+        body = self.alternation()
+        self.read_as(outer)
+        if self.peek() != ")":
+            self.fail("missing ')'", start)
+        self.i += 1
+        return _rx.Look(body, negate, body_reading)
 
     # -- escapes ---------------------------------------------------------------------------------
     def atom_escape(self, start: int) -> Node:
@@ -378,33 +400,47 @@ def parse(pattern: str, reading: str = "both") -> Node:
 # --- anchors -------------------------------------------------------------------------------------
 
 
-def _has_anchor(node: Node) -> bool:
+def has_anchor(node: Node) -> bool:
     if isinstance(node, _rx.Anchor):
         return True
     if isinstance(node, (_rx.Seq, _rx.Alt)):
-        return any(_has_anchor(i) for i in node.items)
+        return any(has_anchor(i) for i in node.items)
     if isinstance(node, _rx.Rep):
-        return _has_anchor(node.item)
+        return has_anchor(node.item)
     return False
 
 
-def _strip(node: Node, kind: str, pad: Node | None, anchor: Node = _rx.EMPTY) -> Node:
+def strip_anchor(node: Node, kind: str, pad: Node | None, anchor: Node = _rx.EMPTY) -> Node:
     """Replaces a leading (``^``) or trailing (``$``) anchor of every branch by ``anchor``; a
     branch without one gets ``pad`` (``.*`` for a search, or nothing for a full match) on that
     side."""
     if isinstance(node, _rx.Anchor) and node.kind == kind:
         return anchor
     if isinstance(node, _rx.Alt):
-        return _rx.Alt(tuple(_strip(b, kind, pad, anchor) for b in node.items))
+        return _rx.Alt(tuple(strip_anchor(b, kind, pad, anchor) for b in node.items))
     if isinstance(node, _rx.Seq) and node.items:
-        items = list(node.items)
+        items = _hoist(list(node.items), kind)
         edge = 0 if kind == "^" else len(items) - 1
         if isinstance(items[edge], (_rx.Anchor, _rx.Alt, _rx.Seq)):
-            items[edge] = _strip(items[edge], kind, pad, anchor)
+            items[edge] = strip_anchor(items[edge], kind, pad, anchor)
             return _rx.Seq(tuple(items))
     if pad is None:
         return node
     return _rx.Seq((pad, node) if kind == "^" else (node, pad))
+
+
+def _hoist(items: list[Node], kind: str) -> list[Node]:
+    """Moves an anchor that only lookaheads separate from its end of the sequence to that end:
+    both are zero-width at the same position, so ``(?!x)^a`` is ``^(?!x)a``."""
+    order = range(len(items)) if kind == "^" else range(len(items) - 1, -1, -1)
+    for k in order:
+        item = items[k]
+        if isinstance(item, _rx.Anchor) and item.kind == kind:
+            others = [*items[:k], *items[k + 1 :]]
+            return [item, *others] if kind == "^" else [*others, item]
+        if not isinstance(item, _rx.Look):
+            break
+    return items
 
 
 def anchor(node: Node, search: bool, reading: str = "both") -> Node:
@@ -413,17 +449,17 @@ def anchor(node: Node, search: bool, reading: str = "both") -> Node:
     matches before a final newline: the "either" reading lets one follow."""
     pad = _rx.Rep(Chars(((0, _rx.MAX_CODEPOINT),)), 0, None) if search else None
     dollar = _rx.rep(_rx.char(0x0A), 0, 1) if reading == "either" and search else _rx.EMPTY
-    node = _strip(_strip(node, "^", pad), "$", pad, dollar)
-    if _has_anchor(node):
+    node = strip_anchor(strip_anchor(node, "^", pad), "$", pad, dollar)
+    if has_anchor(node):
         raise RegexSyntaxError("'^' or '$' in the middle of a pattern is not supported", 0)
-    return _simplify(node)
+    return simplify(node)
 
 
-def _simplify(node: Node) -> Node:
+def simplify(node: Node) -> Node:
     if isinstance(node, _rx.Seq):
-        return _rx.seq(*(_simplify(i) for i in node.items))
+        return _rx.seq(*(simplify(i) for i in node.items))
     if isinstance(node, _rx.Alt):
-        return _rx.alt(*(_simplify(i) for i in node.items))
+        return _rx.alt(*(simplify(i) for i in node.items))
     if isinstance(node, _rx.Rep):
-        return _rx.rep(_simplify(node.item), node.min, node.max)
+        return _rx.rep(simplify(node.item), node.min, node.max)
     return node

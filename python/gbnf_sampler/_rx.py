@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._dfa import Dfa
 
 MAX_CODEPOINT = 0x10FFFF
 MAX_REPEAT = 1_000_000
@@ -84,7 +88,26 @@ class Anchor:
     kind: str
 
 
-Node = Chars | Seq | Alt | Rep | Anchor
+@dataclass(frozen=True)
+class Look:
+    """A lookahead ``(?=body)`` (or ``(?!body)`` when ``negate``); ``reading`` is how the
+    body's character sets were read (flipped under negation). Zero-width; resolved into an
+    automaton by ``_lookahead``, never reaches the printer."""
+
+    body: Node
+    negate: bool
+    reading: str
+
+
+@dataclass(frozen=True, eq=False)
+class Lang:
+    """A language given by an automaton (what a pattern with lookaheads compiles to): only
+    the automaton code (``_dfa``) reads it; compared by identity."""
+
+    dfa: Dfa
+
+
+Node = Chars | Seq | Alt | Rep | Anchor | Look | Lang
 
 EMPTY = Seq(())
 NEVER = Alt(())
@@ -147,8 +170,10 @@ def length_bounds(node: Node) -> tuple[int, int | None]:
     """The shortest and longest match length in code points (None: unbounded)."""
     if isinstance(node, Chars):
         return (1, 1) if node.ranges else (0, 0)
-    if isinstance(node, Anchor):
+    if isinstance(node, (Anchor, Look)):
         return (0, 0)
+    if isinstance(node, Lang):
+        return (0, None)  # not computed: a safe over-approximation
     if isinstance(node, Seq):
         lo, hi = 0, 0
         bounded = True
@@ -277,8 +302,8 @@ def to_gbnf(node: Node, chars: CharPrinter = raw_chars_gbnf, *, top: bool = True
         if not node.ranges:
             raise ValueError("empty character set")
         return chars(node.ranges)
-    if isinstance(node, Anchor):
-        raise ValueError("anchor in printable regex")
+    if isinstance(node, (Anchor, Look, Lang)):
+        raise ValueError(f"{type(node).__name__} in printable regex")
     if isinstance(node, Alt):
         if not node.items:
             raise ValueError("empty alternation")

@@ -6,7 +6,7 @@ import math
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from . import _dfa, _regex_parse, _rx, _schema_numbers
+from . import _dfa, _lookahead, _regex_parse, _rx, _schema_numbers
 from ._rx import Chars, Node
 from ._schema_emit import Rules, any_number, any_string, dfa_string_rule, regex_string
 from ._schema_formats import FORMATS
@@ -58,7 +58,8 @@ def regex_node(pattern: Any, path: str, search: bool, reading: str = "both") -> 
         raise Unsupported("pattern must be a string", path)
     try:
         parsed = _regex_parse.parse(pattern, reading)
-        return _regex_parse.anchor(parsed, search=search, reading=reading)
+        anchored = _regex_parse.anchor(parsed, search=search, reading=reading)
+        return _lookahead.resolve(anchored, search=search)
     except _regex_parse.RegexSyntaxError as err:
         raise Unsupported(f"pattern {pattern!r}: {err}", path) from None
 
@@ -113,6 +114,8 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
     if excluded or excluded_languages:
         others = [widest_language(s, pointer(path, "__not_strings__")) for s in excluded_languages]
         return _automaton_string(rules, nodes, lo, hi, path, hint, excluded, others)
+    if any(isinstance(n, _rx.Lang) for n in nodes):  # lookaheads: only an automaton says it
+        return _automaton_string(rules, nodes, lo, hi, path, hint)
     if not nodes:
         if lo == 0 and hi is None:
             return any_string(rules)

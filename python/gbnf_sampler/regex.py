@@ -4,15 +4,16 @@
 and ``$`` at the ends are accepted and change nothing). Code points are matched one by one, as
 with the ``u`` flag: ``.`` is any code point except line terminators, ``\\d \\w \\s`` have their
 ECMA-262 (ASCII for ``\\d \\w``) meaning. Unsupported (``SchemaError`` with path ``""`` and the
-position in the message): backreferences, lookaround, ``\\b``/``\\B``, ``\\p{...}``, anchors in
-the middle of a pattern.
+position in the message): backreferences, lookbehind, ``\\b``/``\\B``, anchors in the middle of a
+pattern. Lookaheads ``(?=...)``/``(?!...)`` compile exactly into an automaton (see
+``_lookahead``), except inside unbounded repetitions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import _regex_parse, _rx
+from . import _dfa, _lookahead, _regex_parse, _rx
 from .errors import SchemaError
 
 
@@ -30,13 +31,32 @@ def regex_to_gbnf(pattern: str, **options: Any) -> str:
     try:
         node = _regex_parse.anchor(_regex_parse.parse(pattern), search=search)
         node = _rx.without(node, ())  # empty classes ([], [^\s\S]) match nothing
-        if node == _rx.NEVER:
-            raise SchemaError(f"regex {pattern!r} matches nothing", "")
-        return f"root ::= {_rx.to_gbnf(node)}\n"
+        node = _lookahead.resolve(node, search=search)
     except _regex_parse.RegexSyntaxError as err:
         raise SchemaError(f"regex {pattern!r}: {err}", "") from None
     except RecursionError:  # a backstop: MAX_GROUP_DEPTH stops realistic patterns first
         raise SchemaError(f"regex {pattern[:80]!r}...: too deeply nested to convert", "") from None
+    if node == _rx.NEVER or (isinstance(node, _rx.Lang) and node.dfa.is_empty()):
+        raise SchemaError(f"regex {pattern!r} matches nothing", "")
+    if isinstance(node, _rx.Lang):
+        return _automaton_gbnf(node.dfa)
+    return f"root ::= {_rx.to_gbnf(node)}\n"
+
+
+def _automaton_gbnf(dfa: _dfa.Dfa) -> str:
+    """One right-recursive rule per automaton state (``root`` first)."""
+    lines: list[str] = []
+
+    def chars(ranges: _rx.Ranges) -> str:
+        usable = _rx.subtract(ranges, ((0xD800, 0xDFFF),))  # GBNF text is UTF-8: no surrogates
+        return _rx.raw_chars_gbnf(usable) if usable else ""
+
+    def define(name: str, body: str) -> str:
+        lines.append(f"{name} ::= {body}")
+        return name
+
+    start = _dfa.to_rules(dfa, chars, define, lambda hint: hint, '""', "s")
+    return f"root ::= {start}\n" + "\n".join(lines) + "\n"
 
 
 __all__ = ["regex_to_gbnf"]
