@@ -8,7 +8,7 @@ import re
 
 import jsonschema
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
@@ -99,6 +99,10 @@ def _automaton(pattern: str, search: bool) -> _dfa.Dfa:
 
 @settings(max_examples=100, deadline=None)
 @given(lookahead_patterns(), st.lists(st.text(ALPHABET, max_size=6), max_size=6))
+@example(  # over 20000 states in search mode before the intermediate automata were minimized
+    pattern="(?=-{1,3}?\\S{2}|(?:)\\S*?)(?!(?:[^a])b*0{1,3}?)(?!a)",
+    texts=["", "a", "--ab", "b0", "-a", "_b00"],
+)
 def test_lookahead_matches_python_re(pattern: str, texts: list[str]) -> None:
     compiled = re.compile(pattern, re.ASCII)
     for search in (False, True):
@@ -151,3 +155,23 @@ def test_pattern_properties_with_lookahead() -> None:
     assert accepts(grammar, '{"flask": 1}')
     assert not accepts(grammar, '{"python": 1}')
     assert not jsonschema.Draft202012Validator(schema).is_valid({"python": 1})
+
+
+@settings(max_examples=60, deadline=None)
+@given(patterns(), st.lists(st.text(ALPHABET, max_size=6), max_size=8))
+def test_minimized_automaton_has_the_same_language(pattern: str, texts: list[str]) -> None:
+    automaton = _dfa.from_regex(_regex_parse.anchor(_regex_parse.parse(pattern), search=True))
+    smaller = _dfa.minimize(automaton)
+    assert len(smaller.trans) <= len(automaton.trans)
+    for text in texts:
+        assert smaller.matches(text) == automaton.matches(text), (pattern, text)
+    assert _dfa.minimize(smaller).trans == smaller.trans  # minimal: nothing left to merge
+
+
+def test_minimize_merges_equivalent_states() -> None:
+    # (ab|cb) as a subset construction has separate states after 'a' and after 'c'.
+    automaton = _dfa.from_regex(_regex_parse.parse("ab|cb"))
+    smaller = _dfa.minimize(automaton)
+    assert len(smaller.trans) == 3 < len(automaton.trans)
+    assert [smaller.matches(t) for t in ("ab", "cb", "a", "bb", "")] == [1, 1, 0, 0, 0]
+    assert _dfa.minimize(_dfa.from_regex(_regex_parse.parse("[]"))).is_empty()

@@ -208,6 +208,50 @@ def intersect(a: Dfa, b: Dfa) -> Dfa:
     return Dfa(trans, accept)
 
 
+def minimize(dfa: Dfa) -> Dfa:
+    """The smallest automaton of the same language: states that cannot reach an accepting one
+    are dropped, then equivalent states merged (Moore's partition refinement). Lookahead
+    constructions chain products and complements, whose sizes multiply unless kept minimal."""
+    live = _live(dfa)
+    if 0 not in live:
+        return Dfa([{}], set())
+    states = [s for s in range(len(dfa.trans)) if s in live]
+    block = {s: int(s in dfa.accept) for s in states}
+    count = len(set(block.values()))
+    while True:
+        signatures: dict[tuple[object, ...], int] = {}
+        refined: dict[int, int] = {}
+        for s in states:
+            merged: dict[int, list[tuple[int, int]]] = {}
+            for t, ranges in dfa.trans[s].items():
+                if t in live:
+                    merged.setdefault(block[t], []).extend(ranges)
+            edges = tuple(sorted((b, _rx.normalize(r)) for b, r in merged.items()))
+            refined[s] = signatures.setdefault((block[s], edges), len(signatures))
+        block = refined
+        if len(signatures) == count:
+            break
+        count = len(signatures)
+    # Number the blocks with the start state's first.
+    order = {block[0]: 0}
+    for s in states:
+        order.setdefault(block[s], len(order))
+    trans: list[dict[int, Ranges]] = [{} for _ in order]
+    done: set[int] = set()
+    for s in states:
+        b = order[block[s]]
+        if b in done:
+            continue
+        done.add(b)
+        row: dict[int, list[tuple[int, int]]] = {}
+        for t, ranges in dfa.trans[s].items():
+            if t in live:
+                row.setdefault(order[block[t]], []).extend(ranges)
+        trans[b] = {t: _rx.normalize(r) for t, r in row.items()}
+    accept = {order[block[s]] for s in states if s in dfa.accept}
+    return Dfa(trans, accept)
+
+
 def _live(dfa: Dfa) -> set[int]:
     """States from which an accepting state can be reached."""
     reverse: dict[int, set[int]] = {}

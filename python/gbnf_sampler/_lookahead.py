@@ -50,7 +50,7 @@ def _epsilon() -> _dfa.Dfa:
 
 
 def _concat(node: Node, rest: _dfa.Dfa) -> _dfa.Dfa:
-    return _dfa.from_regex(_rx.seq(node, _rx.Lang(rest)))
+    return _dfa.minimize(_dfa.from_regex(_rx.seq(node, _rx.Lang(rest))))
 
 
 def _build(node: Node, rest: _dfa.Dfa, at_start: bool | None, search: bool) -> _dfa.Dfa:
@@ -60,12 +60,12 @@ def _build(node: Node, rest: _dfa.Dfa, at_start: bool | None, search: bool) -> _
         return _concat(node, rest)
     if isinstance(node, _rx.Look):
         body = _build(_body(node, at_start, search), _epsilon(), at_start, search)
-        return _dfa.intersect(rest, _dfa.complement(body) if node.negate else body)
+        return _dfa.minimize(_dfa.intersect(rest, _dfa.complement(body) if node.negate else body))
     if isinstance(node, _rx.Seq):
         return _build_seq(node.items, rest, at_start, search)
     if isinstance(node, _rx.Alt):
         parts = [_rx.Lang(_build(b, rest, at_start, search)) for b in node.items]
-        return _dfa.from_regex(_rx.Alt(tuple(parts)))
+        return _dfa.minimize(_dfa.from_regex(_rx.Alt(tuple(parts))))
     assert isinstance(node, _rx.Rep)  # the only node kind left that can hold a lookahead
     return _build_rep(node, rest, at_start, search)
 
@@ -108,7 +108,7 @@ def _build_rep(node: _rx.Rep, rest: _dfa.Dfa, at_start: bool | None, search: boo
     tail = rest
     for _ in range(node.max - node.min):
         looped = _build(node.item, tail, inner, search)
-        tail = _dfa.from_regex(_rx.Alt((_rx.Lang(rest), _rx.Lang(looped))))
+        tail = _dfa.minimize(_dfa.from_regex(_rx.Alt((_rx.Lang(rest), _rx.Lang(looped)))))
     for _ in range(node.min):
         tail = _build(node.item, tail, inner, search)
     return tail
