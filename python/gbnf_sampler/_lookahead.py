@@ -25,13 +25,7 @@ ANY_STRING: Node = _rx.Rep(_rx.Chars(_dfa.ALL), 0, None)
 
 
 def has_lookahead(node: Node) -> bool:
-    if isinstance(node, _rx.Look):
-        return True
-    if isinstance(node, (_rx.Seq, _rx.Alt)):
-        return any(has_lookahead(i) for i in node.items)
-    if isinstance(node, _rx.Rep):
-        return has_lookahead(node.item)
-    return False
+    return _rx.holds(node, _rx.Look)
 
 
 def resolve(node: Node, search: bool) -> Node:

@@ -401,13 +401,7 @@ def parse(pattern: str, reading: str = "both") -> Node:
 
 
 def has_anchor(node: Node) -> bool:
-    if isinstance(node, _rx.Anchor):
-        return True
-    if isinstance(node, (_rx.Seq, _rx.Alt)):
-        return any(has_anchor(i) for i in node.items)
-    if isinstance(node, _rx.Rep):
-        return has_anchor(node.item)
-    return False
+    return _rx.holds(node, _rx.Anchor)
 
 
 def strip_anchor(node: Node, kind: str, pad: Node | None, anchor: Node = _rx.EMPTY) -> Node:

@@ -151,6 +151,17 @@ def rep(item: Node, lo: int, hi: int | None) -> Node:
     return Rep(item, lo, hi)
 
 
+def holds(node: Node, kind: type) -> bool:
+    """Whether ``node`` or a node inside it is a ``kind`` (an anchor, a lookahead...)."""
+    if isinstance(node, kind):
+        return True
+    if isinstance(node, (Seq, Alt)):
+        return any(holds(i, kind) for i in node.items)
+    if isinstance(node, Rep):
+        return holds(node.item, kind)
+    return False
+
+
 def without(node: Node, ranges: Ranges) -> Node:
     """``node`` with the code points of ``ranges`` removed from every character set (a set left
     empty matches nothing)."""
