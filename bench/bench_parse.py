@@ -15,6 +15,8 @@ import pytest
 
 import gbnf_sampler as gs
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tests/assets.py
+
 
 def generated_grammar(n_rules: int) -> str:
     """A grammar of n_rules rules mixing every construct, each rule using the next few."""
@@ -34,7 +36,7 @@ def generated_grammar(n_rules: int) -> str:
 
 
 def _llama_grammar(name: str) -> bytes:
-    from gbnf_sampler.testing import AssetUnavailable, llama_cpp_grammars
+    from assets import AssetUnavailable, llama_cpp_grammars
 
     try:
         return llama_cpp_grammars()[name].read_bytes()
@@ -77,7 +79,7 @@ def main() -> int:
         print(f"| {n} | {len(text)} | {seconds * 1e3:.2f} | {seconds * 1e6 / n:.3f} |")
     for name in ["c", "json"]:
         try:
-            from gbnf_sampler.testing import llama_cpp_grammars
+            from assets import llama_cpp_grammars
 
             path = Path(llama_cpp_grammars()[name])
         except Exception as e:

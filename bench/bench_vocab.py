@@ -14,9 +14,11 @@ from pathlib import Path
 
 import gbnf_sampler as gs
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tests/assets.py
+
 
 def vocab_files() -> dict[str, Path]:
-    from gbnf_sampler.testing import llama_cpp_assets
+    from assets import llama_cpp_assets
 
     models = llama_cpp_assets() / "models"
     files = {
@@ -43,7 +45,7 @@ def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 
 def bench_one(path: Path, repeat: int) -> dict[str, float]:
-    from gbnf_sampler.llama_vocab import extract_vocab, load_vocab_only
+    from gbnf_sampler.llama.vocab import extract_vocab, load_vocab_only
 
     row = {"from_gguf": best_of(lambda: gs.Vocab.from_gguf(path), repeat)[0]}
     llm = load_vocab_only(path)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import gbnf_sampler as gs
-from gbnf_sampler.demo import TICKET_PROMPT, TICKET_SCHEMA
+from gbnf_sampler.cli.demo import TICKET_PROMPT, TICKET_SCHEMA
 
 C_LIKE_GBNF = r"""
 root      ::= (function ws)+
@@ -127,7 +127,7 @@ def _configs(llm: Any, prompt: str, grammar: gs.Grammar, n: int) -> dict[str, Ca
 
 
 def run(rounds: int, max_tokens: int) -> dict[str, dict[str, float]]:
-    from gbnf_sampler.models import load_llama
+    from gbnf_sampler.llama.models import load_llama
 
     llm = load_llama(None)
     table: dict[str, dict[str, float]] = {}

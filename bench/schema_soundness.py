@@ -28,7 +28,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 import gbnf_sampler as gs
-from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
+from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -47,7 +47,7 @@ def load_vocab(spec: str) -> gs.Vocab:
 
         return bpe_vocab()
     if spec == "llama3":
-        from gbnf_sampler.testing import llama_cpp_assets
+        from assets import llama_cpp_assets
 
         return gs.Vocab.from_gguf(llama_cpp_assets() / "models" / "ggml-vocab-llama-bpe.gguf")
     return gs.Vocab.from_gguf(spec)

@@ -4,13 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from gbnf_sampler.testing import AssetUnavailable, llama_cpp_grammars
+from assets import llama_cpp_grammars, require
 
 
 @pytest.fixture(scope="session")
 def llama_grammars() -> dict[str, Path]:
     """llama.cpp's example grammars, from the cached llama-cpp-python sdist."""
-    try:
-        return llama_cpp_grammars()
-    except AssetUnavailable as e:
-        pytest.skip(f"llama-cpp-python sdist unavailable (needs PyPI access once): {e}")
+    return require(llama_cpp_grammars)

@@ -1,7 +1,7 @@
 """A slow, plainly written Earley recognizer: the test oracle for the byte-level matcher.
 
 Everything here favours being obviously correct over being fast. The grammar (``rules``: rule
-name -> :mod:`gbnf_sampler.ast` node) is first flattened into a context-free grammar whose
+name -> :mod:`gbnf_sampler.syntax` node) is first flattened into a context-free grammar whose
 productions are tuples of symbols; a symbol is either a nonterminal (a ``str``) or a
 :class:`Terminal` (a set of Unicode scalar values, i.e. one code point). The input bytes are
 decoded strictly as UTF-8 and recognized code point by code point with Earley's algorithm.
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from gbnf_sampler import ast as gast
+from gbnf_sampler import syntax as gast
 
 MAX_CODEPOINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)

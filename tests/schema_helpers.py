@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 import gbnf_sampler as gs
-from gbnf_sampler import ast as gast
+from gbnf_sampler import syntax as gast
 
 try:
     from reference import Reference

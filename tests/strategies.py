@@ -1,6 +1,6 @@
 """Hypothesis strategies for grammar tests: random grammars, GBNF renderings, sentences, mutations.
 
-``grammars()`` draws small grammars (``rules`` dict of :mod:`gbnf_sampler.ast` nodes, ``root``) in
+``grammars()`` draws small grammars (``rules``: :mod:`gbnf_sampler.syntax` nodes, ``root``) in
 the parser's normal form, so that ``Grammar.from_gbnf(to_gbnf_text(rules, root)).rules == rules``
 holds exactly. The parser keeps the tree as written, except that a parenthesized group becomes
 its content and a one-item sequence becomes its item; so a ``Sequence`` here has zero or two or
@@ -23,7 +23,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from gbnf_sampler import ast as gast
+from gbnf_sampler import syntax as gast
 from reference import class_ranges
 
 Rules = dict[str, gast.Node]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import gbnf_sampler as gs
-from gbnf_sampler.ast import (
+from gbnf_sampler.syntax import (
     Alternation,
     AnyChar,
     CharClass,

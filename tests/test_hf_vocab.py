@@ -17,7 +17,7 @@ pytest.importorskip(
 from tokenizers import Tokenizer, decoders, models
 
 import gbnf_sampler as gs
-from gbnf_sampler.testing import AssetUnavailable, llama_cpp_assets
+from assets import llama_cpp_assets, require
 from gguf_metadata import read_metadata
 from hf_fixtures import (
     CORPUS,
@@ -201,10 +201,7 @@ GGUF_VOCABS = ["gpt-2", "qwen2", "llama-spm", "phi-3"]  # byte-level BPE x2, Sen
 
 @pytest.fixture(scope="module")
 def gguf_models() -> Path:
-    try:
-        return llama_cpp_assets() / "models"
-    except AssetUnavailable as e:
-        pytest.skip(f"llama-cpp-python sdist unavailable (needs PyPI access once): {e}")
+    return require(llama_cpp_assets) / "models"
 
 
 @pytest.mark.parametrize("name", GGUF_VOCABS)

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 import gbnf_sampler as gs
-from gbnf_sampler.json_schema import schema_to_gbnf
+from gbnf_sampler.schema import schema_to_gbnf
 from schema_helpers import accepts, dumps_styles
 
 DRAFT7 = "http://json-schema.org/draft-07/schema#"

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from enum import Enum
+from pathlib import Path
 from typing import Literal
 
 import pydantic
 import pytest
 
 import gbnf_sampler as gs
-from gbnf_sampler import cli_convert
-from gbnf_sampler.json_schema import (
+from gbnf_sampler.cli import main as cli_main
+from gbnf_sampler.cli.status import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from gbnf_sampler.schema import (
     JSON_GBNF,
     choices_to_gbnf,
     response_format_to_gbnf,
@@ -165,27 +167,20 @@ def test_indent_mode_recursive_schema() -> None:
     assert not accepts(grammar, json.dumps(doc, indent=4))
 
 
-def test_convert_command(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
-    import argparse
-    from pathlib import Path
-
-    assert isinstance(tmp_path, Path)
+def test_convert_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     schema_file = tmp_path / "s.json"
     schema_file.write_text(json.dumps({"type": "integer", "minimum": 3}))
-    parser = argparse.ArgumentParser()
-    cli_convert.add_convert_parser(parser.add_subparsers(dest="command"))
-    assert cli_convert.run_convert(parser.parse_args(["convert", str(schema_file)])) == 0
+    assert cli_main(["convert", str(schema_file)]) == EXIT_OK
     out = capsys.readouterr().out
     assert out.startswith("root ::=")
     assert accepts(out, "4") and not accepts(out, "2")
-    args = parser.parse_args(["convert", "--regex", "a+b"])
-    assert cli_convert.run_convert(args) == 0
+    assert cli_main(["convert", "--regex", "a+b"]) == EXIT_OK
     assert accepts(capsys.readouterr().out, "aab")
     bad = tmp_path / "bad.json"
     bad.write_text('{"type": "array", "contains": {}}')
-    assert cli_convert.run_convert(parser.parse_args(["convert", str(bad)])) == 1
+    assert cli_main(["convert", str(bad)]) == EXIT_INVALID
     assert "/contains" in capsys.readouterr().err
-    args = parser.parse_args(
-        ["convert", "--whitespace", "compact", "--no-additional-properties", str(schema_file)]
-    )
-    assert cli_convert.run_convert(args) == 0
+    assert cli_main(["convert", str(tmp_path / "missing.json")]) == EXIT_USAGE
+    assert "cannot read" in capsys.readouterr().err
+    args = ["convert", "--whitespace", "compact", "--no-additional-properties", str(schema_file)]
+    assert cli_main(args) == EXIT_OK

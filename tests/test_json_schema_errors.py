@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import gbnf_sampler as gs
-from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
+from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
 from schema_helpers import accepts
 
 UNSUPPORTED: list[tuple[Any, str]] = [

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
-from gbnf_sampler.json_schema import SchemaWarning, schema_to_gbnf
+from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
 from schema_helpers import accepts, dumps_styles
 from strategies import sentences
 from test_json_schema import is_valid

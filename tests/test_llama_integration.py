@@ -31,7 +31,7 @@ PROMPT = 'A person as JSON: {"name": "Ann", "age": 31, "tags": ["a"]}\nAnother p
 
 @pytest.fixture(scope="module")
 def llm() -> Any:
-    from gbnf_sampler.models import load_llama
+    from gbnf_sampler.llama.models import load_llama
 
     return load_llama(None, progress=False)
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 import gbnf_sampler as gs
+from assets import llama_cpp_assets, require, vocab_gguf
 from mask_documents import documents
 from mask_helpers import decode
 
@@ -47,25 +47,16 @@ def _llama_mask(lc: Any, smpl: Any, data: Any, arr: Any, template: bytes, n: int
 
 @pytest.fixture(scope="module")
 def model() -> tuple[Any, gs.Vocab]:
-    from gbnf_sampler.llama_vocab import load_vocab_only
-    from gbnf_sampler.testing import AssetUnavailable, llama_cpp_assets
+    from gbnf_sampler.llama.vocab import load_vocab_only
 
-    try:
-        path = llama_cpp_assets() / "models" / "ggml-vocab-llama-bpe.gguf"
-    except AssetUnavailable as e:
-        pytest.skip(f"llama-cpp-python sdist unavailable: {e}")
+    path = require(lambda: vocab_gguf("llama-bpe"))
     llm = load_vocab_only(path)
     return llm, gs.Vocab.from_llama(llm)
 
 
 @pytest.fixture(scope="module")
 def docs() -> list[tuple[str, str, str]]:
-    from gbnf_sampler.testing import AssetUnavailable, llama_cpp_grammars
-
-    try:
-        return documents(Path(next(iter(llama_cpp_grammars().values()))).parent)
-    except AssetUnavailable as e:
-        pytest.skip(f"llama.cpp grammars unavailable: {e}")
+    return documents(require(llama_cpp_assets) / "grammars")
 
 
 def test_masks_equal_llama_cpp(

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import gbnf_sampler as gs
+from assets import llama_cpp_assets, require, vocab_gguf
 from mask_documents import documents
 from mask_helpers import decode
 
@@ -25,12 +26,7 @@ GGUF_VOCABS = ["llama-bpe", "qwen2"]
 
 
 def _gguf(name: str) -> Path:
-    from gbnf_sampler.testing import AssetUnavailable, llama_cpp_assets
-
-    try:
-        return llama_cpp_assets() / "models" / f"ggml-vocab-{name}.gguf"
-    except AssetUnavailable as e:
-        pytest.skip(f"llama-cpp-python sdist unavailable: {e}")
+    return require(lambda: vocab_gguf(name))
 
 
 def _gemma() -> Path:
@@ -43,7 +39,7 @@ def _gemma() -> Path:
 
 @pytest.fixture(scope="module", params=[*GGUF_VOCABS, "gemma"])
 def model(request: pytest.FixtureRequest) -> tuple[Any, gs.Vocab]:
-    from gbnf_sampler.llama_vocab import load_vocab_only
+    from gbnf_sampler.llama.vocab import load_vocab_only
 
     path = _gemma() if request.param == "gemma" else _gguf(request.param)
     llm = load_vocab_only(path)
@@ -52,12 +48,7 @@ def model(request: pytest.FixtureRequest) -> tuple[Any, gs.Vocab]:
 
 @pytest.fixture(scope="module")
 def docs() -> list[tuple[str, str, str]]:
-    from gbnf_sampler.testing import AssetUnavailable, llama_cpp_grammars
-
-    try:
-        grammars_dir = Path(next(iter(llama_cpp_grammars().values()))).parent
-    except AssetUnavailable:
-        grammars_dir = None
+    grammars_dir = require(llama_cpp_assets) / "grammars"
     return documents(grammars_dir)
 
 

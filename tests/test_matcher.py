@@ -260,9 +260,7 @@ def test_bytes_like_and_type_errors() -> None:
 
 def test_matchers_share_the_automaton() -> None:
     g = gs.Grammar.from_gbnf('root ::= "a"')
-    from gbnf_sampler.matcher import _automaton
-
-    assert _automaton(g) is _automaton(g)
+    assert g.automaton() is g.automaton()
     assert "Matcher incomplete" in repr(gs.Matcher(g))
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
-from gbnf_sampler import ast as gast
+from gbnf_sampler import syntax as gast
 from reference import Reference
 from strategies import gbnf_texts, grammar_cases, grammars, to_gbnf_text
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
-from gbnf_sampler import ast as gast
+from gbnf_sampler import syntax as gast
 from reference import Reference, prefix_ranges, split_utf8
 from strategies import grammars, mutations, sentences, to_gbnf_text
 

@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
-from gbnf_sampler import _regex_parse, _rx
-from gbnf_sampler.regex import regex_to_gbnf
+from gbnf_sampler.regex import parser, regex_to_gbnf, tree
 from schema_helpers import accepts
 
 TABLE: list[tuple[str, list[str], list[str]]] = [
@@ -138,16 +137,16 @@ def patterns(draw: st.DrawFn, depth: int = 0) -> str:
     return "|".join(branches)
 
 
-def _derive(node: _rx.Node, rng: random.Random) -> str:
+def _derive(node: tree.Node, rng: random.Random) -> str:
     """A random string in the language of ``node`` (from ALPHABET where possible)."""
-    if isinstance(node, _rx.Chars):
-        inside = [c for c in ALPHABET if _rx.contains(node.ranges, ord(c))]
+    if isinstance(node, tree.Chars):
+        inside = [c for c in ALPHABET if tree.contains(node.ranges, ord(c))]
         return rng.choice(inside) if inside else chr(node.ranges[0][0])
-    if isinstance(node, _rx.Seq):
+    if isinstance(node, tree.Seq):
         return "".join(_derive(i, rng) for i in node.items)
-    if isinstance(node, _rx.Alt):
+    if isinstance(node, tree.Alt):
         return _derive(rng.choice(node.items), rng)
-    assert isinstance(node, _rx.Rep)
+    assert isinstance(node, tree.Rep)
     hi = node.min + 3 if node.max is None else node.max
     return "".join(_derive(node.item, rng) for _ in range(rng.randint(node.min, hi)))
 
@@ -156,7 +155,7 @@ def _derive(node: _rx.Node, rng: random.Random) -> str:
 @given(patterns(), st.lists(st.text(ALPHABET, max_size=6), max_size=4), st.randoms())
 def test_regex_matches_python_re(pattern: str, texts: list[str], rng: random.Random) -> None:
     grammar = regex_to_gbnf(pattern)
-    node = _regex_parse.anchor(_regex_parse.parse(pattern), search=False)
+    node = parser.anchor(parser.parse(pattern), search=False)
     samples = list(texts) + [_derive(node, rng) for _ in range(4)]
     compiled = re.compile(pattern, re.ASCII)
     for text in samples:

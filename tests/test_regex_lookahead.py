@@ -12,8 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
-from gbnf_sampler import _dfa, _lookahead, _regex_parse
-from gbnf_sampler.regex import regex_to_gbnf
+from gbnf_sampler.regex import automata, lookaround, parser, regex_to_gbnf
 from schema_helpers import accepts
 from test_regex import patterns
 
@@ -61,7 +60,7 @@ def test_lookahead_errors(pattern: str, words: str) -> None:
 
 
 def test_lookahead_automaton_size_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_dfa, "MAX_STATES", 8)
+    monkeypatch.setattr(automata, "MAX_DFA_STATES", 8)
     with pytest.raises(gs.SchemaError) as info:
         regex_to_gbnf("(?!abcdefghij)[a-z]{12}")
     assert "too large an automaton" in info.value.message
@@ -90,11 +89,11 @@ def lookahead_patterns(draw: st.DrawFn) -> str:
     return "|".join(branches)
 
 
-def _automaton(pattern: str, search: bool) -> _dfa.Dfa:
+def _automaton(pattern: str, search: bool) -> automata.Dfa:
     """The automaton behind ``regex_to_gbnf`` (its printed grammar can be large: the tables
     check the grammar path)."""
-    node = _regex_parse.anchor(_regex_parse.parse(pattern), search=search)
-    return _dfa.from_regex(_lookahead.resolve(node, search=search))
+    node = parser.anchor(parser.parse(pattern), search=search)
+    return automata.from_regex(lookaround.resolve(node, search=search))
 
 
 @settings(max_examples=100, deadline=None)
@@ -160,18 +159,18 @@ def test_pattern_properties_with_lookahead() -> None:
 @settings(max_examples=60, deadline=None)
 @given(patterns(), st.lists(st.text(ALPHABET, max_size=6), max_size=8))
 def test_minimized_automaton_has_the_same_language(pattern: str, texts: list[str]) -> None:
-    automaton = _dfa.from_regex(_regex_parse.anchor(_regex_parse.parse(pattern), search=True))
-    smaller = _dfa.minimize(automaton)
+    automaton = automata.from_regex(parser.anchor(parser.parse(pattern), search=True))
+    smaller = automata.minimize(automaton)
     assert len(smaller.trans) <= len(automaton.trans)
     for text in texts:
         assert smaller.matches(text) == automaton.matches(text), (pattern, text)
-    assert _dfa.minimize(smaller).trans == smaller.trans  # minimal: nothing left to merge
+    assert automata.minimize(smaller).trans == smaller.trans  # minimal: nothing left to merge
 
 
 def test_minimize_merges_equivalent_states() -> None:
     # (ab|cb) as a subset construction has separate states after 'a' and after 'c'.
-    automaton = _dfa.from_regex(_regex_parse.parse("ab|cb"))
-    smaller = _dfa.minimize(automaton)
+    automaton = automata.from_regex(parser.parse("ab|cb"))
+    smaller = automata.minimize(automaton)
     assert len(smaller.trans) == 3 < len(automaton.trans)
     assert [smaller.matches(t) for t in ("ab", "cb", "a", "bb", "")] == [1, 1, 0, 0, 0]
-    assert _dfa.minimize(_dfa.from_regex(_regex_parse.parse("[]"))).is_empty()
+    assert automata.minimize(automata.from_regex(parser.parse("[]"))).is_empty()

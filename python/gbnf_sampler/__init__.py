@@ -1,11 +1,19 @@
-"""gbnf-sampler: fast, exact grammar-constrained sampling for local LLM inference."""
+"""gbnf-sampler: fast, exact grammar-constrained sampling for local LLM inference.
+
+The pipeline, top to bottom (docs/ARCHITECTURE.md draws it): grammars come from GBNF
+(:class:`Grammar`) or from the converters (:mod:`.schema`, :mod:`.regex`); :func:`compile` binds
+one to a :class:`Vocab`; a :class:`Matcher` per sequence fills token bitmasks (:mod:`.kernels`
+applies them). The runtime layers sit on top: :mod:`.llama` (llama-cpp-python), :mod:`.hf`
+(transformers), :mod:`.torch` and :mod:`.cuda` (tensors), :mod:`.cli`.
+"""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-from . import ast, llama
+from . import hf, limits, llama, syntax  # hf and llama register Vocab.from_hf/from_llama
+from . import syntax as ast  # the former name of the syntax-tree module
 from .compiled import CompiledGrammar, compile
 from .errors import (
     Diagnostic,
@@ -22,9 +30,8 @@ from .vocab import Vocab
 
 __version__ = "0.1.0"
 
-# Submodules that import heavy optional dependencies load on first use: gs.hf (transformers),
-# gs.torch (torch).
-_LAZY_SUBMODULES = ("hf", "torch")
+# Submodules that import heavy optional dependencies load on first use: gs.torch (torch).
+_LAZY_SUBMODULES = ("torch",)
 
 
 def __getattr__(name: str) -> ModuleType:
@@ -52,5 +59,8 @@ __all__ = [
     "bitmask_words",
     "compile",
     "fill_masks",
+    "hf",
+    "limits",
     "llama",
+    "syntax",
 ]

@@ -8,9 +8,10 @@ else :class:`GrammarError` with ``code`` ``"token_id_out_of_range"``, ``"unknown
 the first time a state is met.
 
 Compiled grammars are cached by (grammar text, root, vocabulary fingerprint, limits) in a
-process-wide LRU whose budget is :data:`DEFAULT_CACHE_LIMIT_BYTES` (256 MiB of mask-cache
-memory, checked at each compile; change it with :func:`set_cache_limit_bytes`, 0 disables the
-cache) and at most :data:`MAX_CACHE_ENTRIES` (128) grammars.
+process-wide LRU whose budget is :data:`limits.DEFAULT_CACHE_LIMIT_BYTES` (256 MiB of
+mask-cache memory, checked at each compile; change it with :func:`set_cache_limit_bytes`, 0
+disables the cache) and at most :data:`limits.MAX_CACHE_ENTRIES` (128) grammars (their mask
+caches fill lazily, so a new entry weighs almost nothing when it is added).
 """
 
 from __future__ import annotations
@@ -21,19 +22,15 @@ from typing import Any
 
 from . import _core
 from .grammar import Grammar
-from .matcher import (
+from .limits import (
+    DEFAULT_CACHE_LIMIT_BYTES,
     DEFAULT_MAX_HISTORY_BYTES,
     DEFAULT_MAX_ROLLBACK,
     DEFAULT_MAX_STATE_SIZE,
-    _automaton,
-    _check_uint32,
+    MAX_CACHE_ENTRIES,
 )
+from .validation import check_uint32
 from .vocab import Vocab
-
-DEFAULT_CACHE_LIMIT_BYTES = 256 << 20
-# Compiled grammars kept at most, whatever their size (their mask caches fill lazily, so a new
-# entry weighs almost nothing when it is added).
-MAX_CACHE_ENTRIES = 128
 
 _cache_lock = threading.Lock()
 _cache: OrderedDict[tuple[Any, ...], CompiledGrammar] = OrderedDict()
@@ -98,9 +95,9 @@ def compile(
         raise TypeError(f"compile expects a gbnf_sampler.Grammar, got {type(grammar).__name__}")
     if not isinstance(vocab, Vocab):
         raise TypeError(f"compile expects a gbnf_sampler.Vocab, got {type(vocab).__name__}")
-    _check_uint32("max_state_size", max_state_size, 1)
-    _check_uint32("max_rollback", max_rollback, 0)
-    _check_uint32("max_history_bytes", max_history_bytes, 0, 2**63)
+    check_uint32("max_state_size", max_state_size, 1)
+    check_uint32("max_rollback", max_rollback, 0)
+    check_uint32("max_history_bytes", max_history_bytes, 0, 2**63)
     limits = (max_state_size, max_rollback, max_history_bytes)
     key = _key(grammar, vocab, *limits) if cache else None
     if key is not None:
@@ -109,7 +106,7 @@ def compile(
             if hit is not None:
                 _cache.move_to_end(key)
                 return hit
-    native = _core.CompiledGrammar.compile(_automaton(grammar), vocab._native, *limits)
+    native = _core.CompiledGrammar.compile(grammar.automaton(), vocab._native, *limits)
     compiled = CompiledGrammar(native, grammar, vocab)
     if key is not None:
         with _cache_lock:

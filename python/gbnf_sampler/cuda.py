@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from .kernels import checked_int as _int
+from .validation import checked_int as _int
 
 __all__ = ["apply_bitmask_cuda", "available", "device_count", "unavailable_reason"]
 

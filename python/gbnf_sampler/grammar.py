@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import _core
-from . import ast as gast
+from . import _core, syntax
 from .errors import Diagnostic, GrammarError
-from .limits import GrammarLimits
+from .limits import MAX_AUTOMATON_NESTING, MAX_AUTOMATON_SIZE, GrammarLimits
+from .regex import regex_to_gbnf
+from .schema import (
+    JSON_GBNF,
+    choices_to_gbnf,
+    response_format_to_gbnf,
+    schema_to_gbnf,
+    tools_to_gbnf,
+)
 
 DEFAULT_ROOT = "root"
 _DEFAULT_LIMITS = GrammarLimits()
@@ -36,25 +43,25 @@ def _grammar_error(payload: Mapping[str, Any]) -> GrammarError:
     )
 
 
-def _leaf(raw: tuple[Any, ...]) -> gast.Node:
+def _leaf(raw: tuple[Any, ...]) -> syntax.Node:
     kind = raw[0]
     if kind == "lit":
-        return gast.Literal(tuple(raw[1]))
+        return syntax.Literal(tuple(raw[1]))
     if kind == "class":
-        return gast.CharClass(tuple((lo, hi) for lo, hi in raw[1]), bool(raw[2]))
+        return syntax.CharClass(tuple((lo, hi) for lo, hi in raw[1]), bool(raw[2]))
     if kind == "any":
-        return gast.AnyChar()
+        return syntax.AnyChar()
     if kind == "ref":
-        return gast.RuleRef(raw[1])
+        return syntax.RuleRef(raw[1])
     if kind == "token":
-        return gast.TokenRef(raw[1], raw[2], bool(raw[3]))
+        return syntax.TokenRef(raw[1], raw[2], bool(raw[3]))
     raise AssertionError(f"unknown node kind from the core: {kind!r}")
 
 
-def _node(raw: tuple[Any, ...]) -> gast.Node:
+def _node(raw: tuple[Any, ...]) -> syntax.Node:
     """Converts the core's nested tuples to ast nodes, iteratively: trees can be deeper than
     Python's recursion limit."""
-    done: list[gast.Node] = []
+    done: list[syntax.Node] = []
     # Post-order: (raw, False) expands children first; (raw, True) assembles from `done`.
     stack: list[tuple[tuple[Any, ...], bool]] = [(raw, False)]
     while stack:
@@ -66,16 +73,16 @@ def _node(raw: tuple[Any, ...]) -> gast.Node:
             stack.extend((child, False) for child in reversed(children))
             continue
         if not children:
-            done.append(gast.Sequence(()) if kind == "seq" else _leaf(item))
+            done.append(syntax.Sequence(()) if kind == "seq" else _leaf(item))
             continue
         parts = tuple(done[len(done) - len(children) :])
         del done[len(done) - len(children) :]
         if kind == "seq":
-            done.append(gast.Sequence(parts))
+            done.append(syntax.Sequence(parts))
         elif kind == "alt":
-            done.append(gast.Alternation(parts))
+            done.append(syntax.Alternation(parts))
         else:
-            done.append(gast.Repeat(parts[0], item[2], item[3]))
+            done.append(syntax.Repeat(parts[0], item[2], item[3]))
     return done[0]
 
 
@@ -95,13 +102,14 @@ class Grammar:
     gives the syntax tree as written; ``warnings`` the non-fatal diagnostics.
     """
 
-    __slots__ = ("_core", "_rules")
+    __slots__ = ("_automaton", "_core", "_rules")
 
     def __init__(self, core: _core.Grammar) -> None:
         if not isinstance(core, _core.Grammar):
             raise TypeError("use Grammar.from_gbnf(text) (or another from_* constructor)")
         self._core = core
-        self._rules: dict[str, gast.Node] | None = None
+        self._rules: dict[str, syntax.Node] | None = None
+        self._automaton: _core.Automaton | None = None
 
     @classmethod
     def from_gbnf(
@@ -121,43 +129,31 @@ class Grammar:
     def from_json_schema(cls, schema: Any, **options: Any) -> Grammar:
         """A grammar for JSON documents valid under ``schema`` (dict, JSON text or a Pydantic
         model class). Options: see :func:`gbnf_sampler.json_schema.schema_to_gbnf`."""
-        from .json_schema import schema_to_gbnf
-
         return cls.from_gbnf(schema_to_gbnf(schema, **options))
 
     @classmethod
     def from_regex(cls, pattern: str, **options: Any) -> Grammar:
         """A grammar for strings fully matching ``pattern`` (ECMA-262 dialect of JSON Schema)."""
-        from .regex import regex_to_gbnf
-
         return cls.from_gbnf(regex_to_gbnf(pattern, **options))
 
     @classmethod
     def from_choices(cls, choices: list[str]) -> Grammar:
         """A grammar for exactly one of the given strings."""
-        from .json_schema import choices_to_gbnf
-
         return cls.from_gbnf(choices_to_gbnf(choices))
 
     @classmethod
     def from_tools(cls, tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto") -> Grammar:
         """A grammar for OpenAI-style tool calls over ``tools``."""
-        from .json_schema import tools_to_gbnf
-
         return cls.from_gbnf(tools_to_gbnf(list(tools), tool_choice=tool_choice))
 
     @classmethod
     def from_response_format(cls, response_format: Mapping[str, Any]) -> Grammar:
         """A grammar for an OpenAI-style ``response_format``."""
-        from .json_schema import response_format_to_gbnf
-
         return cls.from_gbnf(response_format_to_gbnf(response_format))
 
     @classmethod
     def json(cls) -> Grammar:
         """A grammar for any JSON value."""
-        from .json_schema import JSON_GBNF
-
         return cls.from_gbnf(JSON_GBNF)
 
     @classmethod
@@ -180,11 +176,22 @@ class Grammar:
         return str(self._core.root_name)
 
     @property
-    def rules(self) -> dict[str, gast.Node]:
-        """Rule name -> syntax tree, in definition order (see :mod:`gbnf_sampler.ast`)."""
+    def rules(self) -> dict[str, syntax.Node]:
+        """Rule name -> syntax tree, in definition order (see :mod:`gbnf_sampler.syntax`)."""
         if self._rules is None:
             self._rules = {name: _node(body) for name, body in self._core.rules_ast()}
         return dict(self._rules)
+
+    def automaton(self) -> _core.Automaton:
+        """The byte-level automaton of the grammar, built on first use and shared by every
+        matcher and compiled grammar made from this object. Raises GrammarTooComplexError when
+        it would exceed ``limits.MAX_AUTOMATON_SIZE``."""
+        automaton = self._automaton
+        if automaton is None:
+            # Two threads may both build it; either result is correct and one is kept.
+            automaton = _core.Automaton.build(self._core, MAX_AUTOMATON_SIZE, MAX_AUTOMATON_NESTING)
+            self._automaton = automaton
+        return automaton
 
     @property
     def warnings(self) -> list[Diagnostic]:

@@ -6,27 +6,13 @@ A bitmask row is ``ceil(vocab_size / 32)`` int32 words; bit ``i`` of word ``j`` 
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from .validation import checked_int
 
 __all__ = ["allocate_bitmask", "apply_bitmask", "bitmask_words"]
-
-
-def checked_int(name: str, value: object, minimum: int | None = 0) -> int:
-    """``value`` as an int (not a bool), at least ``minimum`` unless that is None."""
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got bool")
-    try:
-        n = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
-    if minimum is not None and n < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {n}")
-    return n
 
 
 def bitmask_words(vocab_size: int) -> int:

@@ -1,4 +1,14 @@
-"""Resource limits of the grammar front end (defaults come from the C++ core)."""
+"""Every resource limit of gbnf-sampler, named once.
+
+Hitting a limit is a clear error, never a hang or a crash: :class:`GrammarError` with a ``code``
+for the grammar front end, :class:`GrammarTooComplexError` with ``.limit`` for the matcher,
+:class:`SchemaError` with ``.path`` for the JSON Schema and regex converters. :data:`LIMITS`
+describes each one (what it bounds, its default, how to change it); the README's table is
+generated from it (:func:`markdown_table`, checked by ``tests/test_limits.py``).
+
+Some limits are options (a ``GrammarLimits`` field, a ``compile()`` argument); the others are
+fixed bounds of an analysis that keep its cost predictable.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +17,40 @@ from dataclasses import dataclass, fields
 from . import _core
 
 _CORE_DEFAULTS = _core.GrammarLimits()
+
+# Matcher (per compiled grammar; options of gs.compile and of the byte-level gs.Matcher).
+DEFAULT_MAX_STATE_SIZE = 100_000
+DEFAULT_MAX_ROLLBACK = 256
+DEFAULT_MAX_HISTORY_BYTES = 16 << 20
+# Automaton builder.
+MAX_AUTOMATON_SIZE = 16 << 20
+MAX_AUTOMATON_NESTING = 1000
+# Compiled-grammar cache (gs.compiled.set_cache_limit_bytes changes the budget).
+DEFAULT_CACHE_LIMIT_BYTES = 256 << 20
+MAX_CACHE_ENTRIES = 128
+# JSON Schema converter.
+MAX_SCHEMA_DEPTH = 128
+MAX_SCHEMA_NESTING = 200
+MAX_REF_CHAIN = 30
+MAX_SCHEMA_LOGIC_DEPTH = 24
+MAX_SCHEMA_KIND_DEPTH = 12
+MAX_NEGATION_DEPTH = 8
+MAX_DEPENDENCIES = 6
+MAX_OVERLAP_PROOF_DEPTH = 4
+MAX_ONEOF_BRANCHES = 200
+MAX_ANYOF_BRANCHES = 256
+MAX_PATTERN_GROUPS = 4
+MAX_UNIQUE_STATES = 1024
+MAX_MULTIPLE_OF_STATES = 1000
+MAX_ENUMERATED_MULTIPLES = 256
+DEFAULT_MAX_WHITESPACE = 32
+MAX_INDENT_DEPTH = 32
+# Regex converter.
+MAX_GROUP_DEPTH = 64
+MAX_REPEAT = 1_000_000
+MAX_LOOKAHEAD_UNROLL = 64
+MAX_DFA_STATES = 20_000
+MAX_NFA_STATES = 50_000
 
 
 @dataclass(frozen=True)
@@ -26,8 +70,7 @@ class GrammarLimits:
             value = getattr(self, f.name)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise TypeError(
-                    f"GrammarLimits.{f.name} must be an int, got {type(value).__name__} "
-                    f"({value!r})"
+                    f"GrammarLimits.{f.name} must be an int, got {type(value).__name__} ({value!r})"
                 )
             if value < 0:
                 raise ValueError(f"GrammarLimits.{f.name} must be >= 0, got {value}")
@@ -41,4 +84,192 @@ class GrammarLimits:
         return core
 
 
-__all__ = ["GrammarLimits"]
+@dataclass(frozen=True)
+class Limit:
+    """One row of the limits table: what is bounded, the default, and how to change it (or the
+    error that reports it, for a fixed bound)."""
+
+    what: str
+    default: int
+    unit: str
+    where: str
+
+
+def _mib(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n:,}"
+
+
+LIMITS: tuple[Limit, ...] = (
+    Limit(
+        "grammar text size",
+        _CORE_DEFAULTS.max_text_bytes,
+        "bytes",
+        "`GrammarLimits.max_text_bytes` (`text_too_large`)",
+    ),
+    Limit("rules", _CORE_DEFAULTS.max_rules, "", "`GrammarLimits.max_rules` (`too_many_rules`)"),
+    Limit(
+        "nesting of `( )` and stacked `* + ? {}`",
+        _CORE_DEFAULTS.max_nesting_depth,
+        "",
+        "`GrammarLimits.max_nesting_depth` (`nesting_too_deep`)",
+    ),
+    Limit(
+        "repetition bound m, n in `{m,n}`",
+        _CORE_DEFAULTS.max_repetition_bound,
+        "",
+        "`GrammarLimits.max_repetition_bound` (`repetition_too_large`)",
+    ),
+    Limit(
+        "syntax-tree nodes",
+        _CORE_DEFAULTS.max_nodes,
+        "",
+        "`GrammarLimits.max_nodes` (`grammar_too_large`)",
+    ),
+    Limit(
+        "automaton states + edges",
+        MAX_AUTOMATON_SIZE,
+        "",
+        "`gs.limits.MAX_AUTOMATON_SIZE` (`GrammarTooComplexError`, `max_automaton_size`)",
+    ),
+    Limit(
+        "automaton builder nesting",
+        MAX_AUTOMATON_NESTING,
+        "",
+        "`gs.limits.MAX_AUTOMATON_NESTING` (`GrammarTooComplexError`, `max_nesting_depth`)",
+    ),
+    Limit(
+        "work per matcher step (items + stack entries)",
+        DEFAULT_MAX_STATE_SIZE,
+        "",
+        "`compile(max_state_size=...)`, byte level `Matcher(grammar, max_state_size=...)`",
+    ),
+    Limit(
+        "rollback history",
+        DEFAULT_MAX_ROLLBACK,
+        "accepts",
+        "`compile(max_rollback=...)`, byte level `Matcher(grammar, max_rollback=...)`",
+    ),
+    Limit(
+        "rollback history memory (oldest dropped; `rollback` past it is a `ValueError`)",
+        DEFAULT_MAX_HISTORY_BYTES,
+        "bytes",
+        "`compile(max_history_bytes=...)`, byte level `Matcher(grammar, max_history_bytes=...)`",
+    ),
+    Limit(
+        "compiled-grammar cache memory",
+        DEFAULT_CACHE_LIMIT_BYTES,
+        "bytes",
+        "`gs.compiled.set_cache_limit_bytes(...)`",
+    ),
+    Limit("compiled grammars cached", MAX_CACHE_ENTRIES, "", "`gs.limits.MAX_CACHE_ENTRIES`"),
+    Limit(
+        "JSON Schema document nesting",
+        MAX_SCHEMA_DEPTH,
+        "levels",
+        "`gs.limits.MAX_SCHEMA_DEPTH` (`SchemaError`)",
+    ),
+    Limit(
+        "schema nesting followed through `$ref`/`allOf`/`anyOf`",
+        MAX_SCHEMA_NESTING,
+        "",
+        "`gs.limits.MAX_SCHEMA_NESTING` (`SchemaError`)",
+    ),
+    Limit(
+        "`$ref` chain merged into `allOf`",
+        MAX_REF_CHAIN,
+        "",
+        "`gs.limits.MAX_REF_CHAIN` (`SchemaError`)",
+    ),
+    Limit(
+        "`anyOf` x `allOf` branches after merging",
+        MAX_ANYOF_BRANCHES,
+        "",
+        "`gs.limits.MAX_ANYOF_BRANCHES` (`SchemaError`)",
+    ),
+    Limit(
+        "`oneOf` branches checked for overlap",
+        MAX_ONEOF_BRANCHES,
+        "",
+        "`gs.limits.MAX_ONEOF_BRANCHES` (`SchemaError` when strict)",
+    ),
+    Limit(
+        "`patternProperties` schemas per object",
+        MAX_PATTERN_GROUPS,
+        "",
+        "`gs.limits.MAX_PATTERN_GROUPS` (`SchemaError` when strict)",
+    ),
+    Limit(
+        "`uniqueItems` subset rules",
+        MAX_UNIQUE_STATES,
+        "",
+        "`gs.limits.MAX_UNIQUE_STATES` (`SchemaError` when strict)",
+    ),
+    Limit(
+        "`multipleOf` remainder states",
+        MAX_MULTIPLE_OF_STATES,
+        "",
+        "`gs.limits.MAX_MULTIPLE_OF_STATES` (`SchemaError` when strict)",
+    ),
+    Limit(
+        "whitespace run between JSON tokens (flexible mode)",
+        DEFAULT_MAX_WHITESPACE,
+        "bytes",
+        "`schema_to_gbnf(max_whitespace=...)`",
+    ),
+    Limit(
+        "regex group nesting", MAX_GROUP_DEPTH, "", "`gs.limits.MAX_GROUP_DEPTH` (`SchemaError`)"
+    ),
+    Limit("regex repetition bound", MAX_REPEAT, "", "`gs.limits.MAX_REPEAT` (`SchemaError`)"),
+    Limit(
+        "string automaton states (patterns, lookaheads, key sets)",
+        MAX_DFA_STATES,
+        "",
+        "`gs.limits.MAX_DFA_STATES` (`SchemaError` when strict)",
+    ),
+)
+
+
+def markdown_table() -> str:
+    """The README's limits table, generated from :data:`LIMITS`."""
+    rows = ["| limit | default | where |", "|---|---|---|"]
+    for limit in LIMITS:
+        value = _mib(limit.default) if limit.unit == "bytes" else f"{limit.default:,}"
+        unit = f" {limit.unit}" if limit.unit not in ("", "bytes") else ""
+        rows.append(f"| {limit.what} | {value}{unit} | {limit.where} |")
+    return "\n".join(rows) + "\n"
+
+
+__all__ = [
+    "DEFAULT_CACHE_LIMIT_BYTES",
+    "DEFAULT_MAX_HISTORY_BYTES",
+    "DEFAULT_MAX_ROLLBACK",
+    "DEFAULT_MAX_STATE_SIZE",
+    "DEFAULT_MAX_WHITESPACE",
+    "LIMITS",
+    "MAX_ANYOF_BRANCHES",
+    "MAX_AUTOMATON_NESTING",
+    "MAX_AUTOMATON_SIZE",
+    "MAX_CACHE_ENTRIES",
+    "MAX_DEPENDENCIES",
+    "MAX_DFA_STATES",
+    "MAX_ENUMERATED_MULTIPLES",
+    "MAX_GROUP_DEPTH",
+    "MAX_INDENT_DEPTH",
+    "MAX_LOOKAHEAD_UNROLL",
+    "MAX_MULTIPLE_OF_STATES",
+    "MAX_NEGATION_DEPTH",
+    "MAX_NFA_STATES",
+    "MAX_ONEOF_BRANCHES",
+    "MAX_OVERLAP_PROOF_DEPTH",
+    "MAX_PATTERN_GROUPS",
+    "MAX_REF_CHAIN",
+    "MAX_REPEAT",
+    "MAX_SCHEMA_DEPTH",
+    "MAX_SCHEMA_KIND_DEPTH",
+    "MAX_SCHEMA_LOGIC_DEPTH",
+    "MAX_SCHEMA_NESTING",
+    "MAX_UNIQUE_STATES",
+    "GrammarLimits",
+    "Limit",
+    "markdown_table",
+]

@@ -2,7 +2,9 @@
 
 A matcher follows every parse of the bytes accepted so far (an Earley-style item set over a
 graph-structured stack in the C++ core), so ambiguous and left-recursive grammars work and cost
-polynomial time. Limits (documented defaults):
+polynomial time. Limits (defaults in :mod:`gbnf_sampler.limits`), given to ``Matcher(grammar,
+...)`` for a byte-level matcher and to ``compile(grammar, vocab, ...)`` for token-level ones (a
+token-level ``Matcher`` refuses them with a TypeError saying so):
 
 * ``max_state_size`` (100,000): items plus stack entries created or visited while advancing over
   one byte. A grammar too ambiguous for the input raises :class:`GrammarTooComplexError` with
@@ -11,73 +13,21 @@ polynomial time. Limits (documented defaults):
 * ``max_history_bytes`` (16 MiB): memory of that rollback history (parser items of the kept
   states). Past it the oldest states are dropped, so a pathological grammar shortens the
   rollback depth (``rollback_available``) instead of holding ``max_rollback`` huge states.
-* ``MAX_AUTOMATON_SIZE`` (16 Mi states and edges): size of the compiled byte automaton (e.g.
+* ``limits.MAX_AUTOMATON_SIZE`` (16 Mi states and edges): size of the compiled byte automaton (e.g.
   ``x{0,1000000}`` of a one-byte ``x`` needs about 3 Mi); ``limit == "max_automaton_size"``.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import _core
+from .compiled import CompiledGrammar
 from .grammar import Grammar
-
-if TYPE_CHECKING:
-    from .compiled import CompiledGrammar
-
-DEFAULT_MAX_STATE_SIZE = 100_000
-DEFAULT_MAX_ROLLBACK = 256
-DEFAULT_MAX_HISTORY_BYTES = 16 << 20
-MAX_AUTOMATON_SIZE = 16 << 20
-# The builder follows the AST recursively; the parser's default nesting limit bounds it.
-MAX_NESTING_DEPTH = 1000
-
-_CACHE_SIZE = 16
-_cache: OrderedDict[int, tuple[_core.Grammar, _core.Automaton]] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
-def _automaton(grammar: Grammar) -> _core.Automaton:
-    """The compiled automaton of ``grammar``, shared by its matchers (small LRU cache)."""
-    core = grammar._core
-    key = id(core)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] is core:
-            _cache.move_to_end(key)
-            return hit[1]
-    automaton = _core.Automaton.build(core, MAX_AUTOMATON_SIZE, MAX_NESTING_DEPTH)
-    with _cache_lock:
-        _cache[key] = (core, automaton)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return automaton
-
-
-def _check_uint32(name: str, value: object, minimum: int, bound: int = 2**32) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be int, got {type(value).__name__}")
-    if not minimum <= value < bound:
-        limit = "2**32" if bound == 2**32 else "2**63"
-        raise ValueError(f"{name} must be in [{minimum}, {limit}), got {value}")
-    return value
-
-
-def _check_token_id(value: object, vocab_size: int, what: str = "token_id") -> int:
-    """A token id as an int in [0, vocab_size): TypeError for a non-int (bool and float
-    included), ValueError out of range."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
-    token_id = int(value)
-    if not 0 <= token_id < vocab_size:
-        raise ValueError(
-            f"{what} {token_id} is out of range for a vocabulary of size {vocab_size}"
-        )
-    return token_id
+from .limits import DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_ROLLBACK, DEFAULT_MAX_STATE_SIZE
+from .validation import check_token_id, check_uint32
 
 
 class Matcher:
@@ -102,14 +52,23 @@ class Matcher:
         self,
         grammar: Grammar | CompiledGrammar,
         *,
-        max_state_size: int = DEFAULT_MAX_STATE_SIZE,
-        max_rollback: int = DEFAULT_MAX_ROLLBACK,
-        max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES,
+        max_state_size: int | None = None,
+        max_rollback: int | None = None,
+        max_history_bytes: int | None = None,
     ) -> None:
-        from .compiled import CompiledGrammar
-
+        limits = {
+            "max_state_size": max_state_size,
+            "max_rollback": max_rollback,
+            "max_history_bytes": max_history_bytes,
+        }
         self._compiled: CompiledGrammar | None = None
         if isinstance(grammar, CompiledGrammar):
+            given = [name for name, value in limits.items() if value is not None]
+            if given:
+                raise TypeError(
+                    f"{given[0]} of a token-level Matcher belongs to gs.compile(grammar, vocab, "
+                    f"{given[0]}=...): the compiled grammar's masks are computed under it"
+                )
             self._compiled = grammar
             self._grammar = grammar.grammar
             self._core: Any = _core.TokenMatcher(grammar._native)
@@ -119,13 +78,14 @@ class Matcher:
                 "Matcher expects a gbnf_sampler.Grammar or CompiledGrammar, "
                 f"got {type(grammar).__name__}"
             )
-        _check_uint32("max_state_size", max_state_size, 1)
-        _check_uint32("max_rollback", max_rollback, 0)
-        _check_uint32("max_history_bytes", max_history_bytes, 0, 2**63)
+        state_size = DEFAULT_MAX_STATE_SIZE if max_state_size is None else max_state_size
+        rollback = DEFAULT_MAX_ROLLBACK if max_rollback is None else max_rollback
+        history = DEFAULT_MAX_HISTORY_BYTES if max_history_bytes is None else max_history_bytes
+        check_uint32("max_state_size", state_size, 1)
+        check_uint32("max_rollback", rollback, 0)
+        check_uint32("max_history_bytes", history, 0, 2**63)
         self._grammar = grammar
-        self._core = _core.Matcher(
-            _automaton(grammar), max_state_size, max_rollback, max_history_bytes
-        )
+        self._core = _core.Matcher(grammar.automaton(), state_size, rollback, history)
 
     @property
     def grammar(self) -> Grammar:
@@ -148,7 +108,7 @@ class Matcher:
         Raises ValueError for an id outside the vocabulary."""
         core = self._token_level("accept_token")
         size = self._compiled.vocab_size if self._compiled is not None else 0
-        return bool(core.accept_token(_check_token_id(token_id, size)))
+        return bool(core.accept_token(check_token_id(token_id, size)))
 
     def fill_mask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Writes the allowed tokens into row ``index`` of an int32 bitmask (xgrammar layout:
@@ -202,7 +162,7 @@ class Matcher:
         """Undoes the last ``n`` accept calls (``accept_token``, ``accept_bytes``,
         ``accept_eos``). ``n`` may not exceed :attr:`rollback_available`: the history keeps at
         most ``max_rollback`` calls within ``max_history_bytes`` of memory."""
-        _check_uint32("n", n, 0)
+        check_uint32("n", n, 0)
         available = self.rollback_available
         if n > available:
             raise ValueError(
@@ -298,18 +258,10 @@ def accept_tokens(matchers: list[Matcher], token_ids: list[int] | np.ndarray) ->
         raise ValueError(f"accept_tokens: {len(cores)} matchers but {len(tokens)} token ids")
     sizes = [m.compiled.vocab_size if m.compiled is not None else 0 for m in checked]
     ids = [
-        _check_token_id(t, size, f"token_ids[{i}]")
+        check_token_id(t, size, f"token_ids[{i}]")
         for i, (t, size) in enumerate(zip(tokens, sizes, strict=True))
     ]
     return [bool(a) for a in _core.accept_tokens(cores, ids)]
 
 
-__all__ = [
-    "DEFAULT_MAX_HISTORY_BYTES",
-    "DEFAULT_MAX_ROLLBACK",
-    "DEFAULT_MAX_STATE_SIZE",
-    "MAX_AUTOMATON_SIZE",
-    "Matcher",
-    "accept_tokens",
-    "fill_masks",
-]
+__all__ = ["Matcher", "accept_tokens", "fill_masks"]

@@ -6,25 +6,29 @@ token trie (the tokens sorted by bytes, used by the mask engine) is built once, 
 
 from __future__ import annotations
 
-import operator
 import os
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from . import _core
+from .validation import as_id
 
-if TYPE_CHECKING:
-    import llama_cpp  # type: ignore[import-not-found, unused-ignore]
+# Loaders from other runtimes, registered by their layers (gbnf_sampler.llama registers "llama"
+# and "gguf", gbnf_sampler.hf registers "hf") so that this core module imports none of them.
+VocabLoader = Callable[..., "Vocab"]
+_LOADERS: dict[str, VocabLoader] = {}
 
 
-def _as_id(value: object, name: str) -> int:
-    """An int (or an integer with ``__index__``, e.g. numpy's), never a bool or a float."""
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must hold ints, got bool ({value!r})")
-    try:
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{name} must hold ints, got {type(value).__name__} ({value!r})") from None
+def register_loader(name: str, loader: VocabLoader) -> None:
+    """Makes ``Vocab.from_<name>`` call ``loader`` (used by the runtime layers)."""
+    _LOADERS[name] = loader
+
+
+def _loader(name: str, layer: str) -> VocabLoader:
+    loader = _LOADERS.get(name)
+    if loader is None:
+        raise RuntimeError(f"Vocab.from_{name} needs the {layer} layer: import {layer}")
+    return loader
 
 
 def _check_ids(ids: Iterable[int], name: str, size: int) -> list[int]:
@@ -32,7 +36,7 @@ def _check_ids(ids: Iterable[int], name: str, size: int) -> list[int]:
         raise TypeError(f"{name} must be a sequence of ints, got {type(ids).__name__}")
     out: list[int] = []
     for value in ids:
-        i = _as_id(value, name)
+        i = as_id(value, name)
         if i < 0 or i >= size:
             raise ValueError(
                 f"{name}: token id {i} is out of range for a vocabulary of size {size}"
@@ -83,26 +87,14 @@ class Vocab:
         return self
 
     @classmethod
-    def from_llama(cls, llm: llama_cpp.Llama) -> Vocab:
+    def from_llama(cls, llm: Any) -> Vocab:
         """The vocabulary of a loaded ``llama_cpp.Llama`` (``vocab_only=True`` is enough)."""
-        from .llama_vocab import extract_vocab, native_vocab
-
-        native = native_vocab(llm)
-        if native is not None:
-            return cls._from_native(native)
-        tokens, eos, special = extract_vocab(llm)
-        return cls(tokens, eos, special)
+        return _loader("llama", "gbnf_sampler.llama")(llm)
 
     @classmethod
     def from_gguf(cls, path: str | os.PathLike[str]) -> Vocab:
         """The vocabulary of a GGUF file, read through llama-cpp-python (vocabulary only)."""
-        from .llama_vocab import load_vocab_only
-
-        llm = load_vocab_only(path)
-        try:
-            return cls.from_llama(llm)
-        finally:
-            llm.close()
+        return _loader("gguf", "gbnf_sampler.llama")(path)
 
     @classmethod
     def from_hf(
@@ -118,11 +110,8 @@ class Vocab:
         ``vocab_size``: the model's logits width when it exceeds ``len(tokenizer)`` (padded
         embeddings); the extra ids are never allowed. ``eos_ids``: end-of-generation ids besides
         ``tokenizer.eos_token_id`` (e.g. ``model.generation_config.eos_token_id``). See
-        :mod:`gbnf_sampler.hf_vocab`."""
-        from .hf_vocab import extract_hf_vocab
-
-        tokens, eos, special = extract_hf_vocab(tokenizer, vocab_size=vocab_size, eos_ids=eos_ids)
-        return cls(tokens, eos, special)
+        :mod:`gbnf_sampler.hf.vocab`."""
+        return _loader("hf", "gbnf_sampler.hf")(tokenizer, vocab_size=vocab_size, eos_ids=eos_ids)
 
     @property
     def size(self) -> int:
@@ -171,7 +160,7 @@ class Vocab:
         return [bytes(self._native.token_bytes(i)) for i in range(self.size)]
 
     def _check_id(self, token_id: int) -> int:
-        i = _as_id(token_id, "token id")
+        i = as_id(token_id, "token id")
         if i < 0 or i >= self.size:
             raise ValueError(f"token id {i} is out of range for a vocabulary of size {self.size}")
         return i

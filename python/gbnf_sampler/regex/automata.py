@@ -1,0 +1,299 @@
+"""Deterministic automata over code points, for what a regex tree alone cannot say.
+
+Used where the JSON Schema converter needs a complement or an intersection of string languages:
+keys matching no ``patternProperties`` pattern, keys that are none of the declared property names,
+two patterns on one string, a pattern with ``minLength``/``maxLength``, ``propertyNames``.
+Built by Thompson construction and the subset construction; sizes are capped (``MAX_DFA_STATES``),
+and a language that needs more raises :class:`TooLarge`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..limits import MAX_DFA_STATES, MAX_NFA_STATES
+from . import tree
+from .tree import Node, Ranges
+
+ALL: Ranges = ((0, tree.MAX_CODEPOINT),)
+
+
+class TooLarge(Exception):
+    """The automaton would exceed the state limit."""
+
+
+class _Nfa:
+    def __init__(self) -> None:
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[Ranges, int]]] = []
+
+    def new(self) -> int:
+        if len(self.eps) >= MAX_NFA_STATES:
+            raise TooLarge(f"more than {MAX_NFA_STATES} NFA states")
+        self.eps.append([])
+        self.edges.append([])
+        return len(self.eps) - 1
+
+    def build(self, node: Node, start: int) -> int:
+        """Adds ``node`` from ``start``; returns its end state."""
+        if isinstance(node, tree.Chars):
+            end = self.new()
+            if node.ranges:
+                self.edges[start].append((node.ranges, end))
+            return end
+        if isinstance(node, tree.Seq):
+            for item in node.items:
+                start = self.build(item, start)
+            return start
+        if isinstance(node, tree.Alt):
+            end = self.new()
+            for item in node.items:
+                self.eps[self.build(item, start)].append(end)
+            return end
+        if isinstance(node, tree.Rep):
+            return self._repeat(node, start)
+        if isinstance(node, tree.Lang):
+            return self._embed(language_dfa(node), start)
+        raise ValueError(f"cannot build an automaton for {node!r}")
+
+    def _repeat(self, node: tree.Rep, start: int) -> int:
+        cur = start
+        for _ in range(node.min):
+            cur = self.build(node.item, cur)
+        if node.max is None:
+            loop = self.new()
+            self.eps[cur].append(loop)
+            self.eps[self.build(node.item, loop)].append(loop)
+            return loop
+        end = self.new()
+        for _ in range(node.max - node.min):
+            self.eps[cur].append(end)
+            cur = self.build(node.item, cur)
+        self.eps[cur].append(end)
+        return end
+
+    def _embed(self, dfa: Dfa, start: int) -> int:
+        """Copies ``dfa`` in, its start state entered from ``start`` (concatenation)."""
+        states = [self.new() for _ in dfa.trans]
+        self.eps[start].append(states[0])
+        end = self.new()
+        for state, row in zip(states, dfa.trans, strict=True):
+            self.edges[state].extend((ranges, states[target]) for target, ranges in row.items())
+        for accepting in dfa.accept:
+            self.eps[states[accepting]].append(end)
+        return end
+
+    def closure(self, states: frozenset[int]) -> frozenset[int]:
+        seen = set(states)
+        todo = list(states)
+        while todo:
+            for nxt in self.eps[todo.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return frozenset(seen)
+
+
+@dataclass
+class Dfa:
+    """``trans[s]``: target -> code points leading there (a missing code point: no match)."""
+
+    trans: list[dict[int, Ranges]]
+    accept: set[int]
+
+    def matches(self, text: str) -> bool:
+        state = 0
+        for c in text:
+            nxt = [t for t, r in self.trans[state].items() if tree.contains(r, ord(c))]
+            if not nxt:
+                return False
+            state = nxt[0]
+        return state in self.accept
+
+    def is_empty(self) -> bool:
+        return not self.accept or 0 not in _live(self)
+
+    def without(self, ranges: Ranges) -> Dfa:
+        """The automaton with no transition on the code points of ``ranges``."""
+        trans = []
+        for row in self.trans:
+            kept = {t: tree.subtract(r, ranges) for t, r in row.items()}
+            trans.append({t: r for t, r in kept.items() if r})
+        return Dfa(trans, set(self.accept))
+
+
+def language_dfa(node: tree.Lang) -> Dfa:
+    """The automaton a :class:`tree.Lang` node carries (always a :class:`Dfa`: only this module
+    and :mod:`.lookaround` make them)."""
+    if not isinstance(node.dfa, Dfa):
+        raise TypeError(f"a Lang node must carry a Dfa, not {type(node.dfa).__name__}")
+    return node.dfa
+
+
+def _partition(edges: list[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
+    """Splits the code points of ``edges`` into pieces with the same set of targets (a sweep
+    over the range ends: large Unicode classes have hundreds of ranges)."""
+    events: dict[int, list[tuple[int, int]]] = {}
+    for ranges, target in edges:
+        for lo, hi in ranges:
+            events.setdefault(lo, []).append((target, 1))
+            events.setdefault(hi + 1, []).append((target, -1))
+    active: dict[int, int] = {}
+    pieces: dict[frozenset[int], list[tuple[int, int]]] = {}
+    for point, nxt in itertools.pairwise(sorted(events)):
+        for target, delta in events[point]:
+            count = active.get(target, 0) + delta
+            if count:
+                active[target] = count
+            else:
+                active.pop(target, None)
+        if active:
+            pieces.setdefault(frozenset(active), []).append((point, nxt - 1))
+    return [(tree.normalize(r), t) for t, r in pieces.items()]
+
+
+def from_regex(node: Node) -> Dfa:
+    nfa = _Nfa()
+    start = nfa.new()
+    final = nfa.build(node, start)
+    first = nfa.closure(frozenset([start]))
+    index = {first: 0}
+    order = [first]
+    trans: list[dict[int, Ranges]] = []
+    while len(trans) < len(order):
+        current = order[len(trans)]
+        row: dict[int, list[tuple[int, int]]] = {}
+        edges = [e for s in current for e in nfa.edges[s]]
+        for ranges, targets in _partition(edges):
+            closed = nfa.closure(targets)
+            if closed not in index:
+                if len(order) >= MAX_DFA_STATES:
+                    raise TooLarge(f"more than {MAX_DFA_STATES} DFA states")
+                index[closed] = len(order)
+                order.append(closed)
+            row.setdefault(index[closed], []).extend(ranges)
+        trans.append({t: tree.normalize(r) for t, r in row.items()})
+    accept = {i for i, states in enumerate(order) if final in states}
+    return Dfa(trans, accept)
+
+
+def complement(dfa: Dfa) -> Dfa:
+    dead = len(dfa.trans)
+    trans = [dict(row) for row in dfa.trans] + [{dead: ALL}]
+    for row in trans[:dead]:
+        covered = tree.normalize(r for ranges in row.values() for r in ranges)
+        rest = tree.complement(covered)
+        if rest:
+            row[dead] = tree.normalize(list(row.get(dead, ())) + list(rest))
+    accept = set(range(dead + 1)) - dfa.accept
+    return Dfa(trans, accept)
+
+
+def intersect(a: Dfa, b: Dfa) -> Dfa:
+    index = {(0, 0): 0}
+    order = [(0, 0)]
+    trans: list[dict[int, Ranges]] = []
+    while len(trans) < len(order):
+        sa, sb = order[len(trans)]
+        row: dict[int, Ranges] = {}
+        for ta, ra in a.trans[sa].items():
+            for tb, rb in b.trans[sb].items():
+                both = tree.intersect(ra, rb)
+                if not both:
+                    continue
+                if (ta, tb) not in index:
+                    if len(order) >= MAX_DFA_STATES:
+                        raise TooLarge(f"more than {MAX_DFA_STATES} DFA states")
+                    index[(ta, tb)] = len(order)
+                    order.append((ta, tb))
+                target = index[(ta, tb)]
+                row[target] = tree.normalize(list(row.get(target, ())) + list(both))
+        trans.append(row)
+    accept = {i for i, (sa, sb) in enumerate(order) if sa in a.accept and sb in b.accept}
+    return Dfa(trans, accept)
+
+
+def minimize(dfa: Dfa) -> Dfa:
+    """The smallest automaton of the same language: states that cannot reach an accepting one
+    are dropped, then equivalent states merged (Moore's partition refinement). Lookahead
+    constructions chain products and complements, whose sizes multiply unless kept minimal."""
+    live = _live(dfa)
+    if 0 not in live:
+        return Dfa([{}], set())
+    states = [s for s in range(len(dfa.trans)) if s in live]
+    block = {s: int(s in dfa.accept) for s in states}
+    count = len(set(block.values()))
+    while True:
+        signatures: dict[tuple[object, ...], int] = {}
+        refined: dict[int, int] = {}
+        for s in states:
+            merged: dict[int, list[tuple[int, int]]] = {}
+            for t, ranges in dfa.trans[s].items():
+                if t in live:
+                    merged.setdefault(block[t], []).extend(ranges)
+            edges = tuple(sorted((b, tree.normalize(r)) for b, r in merged.items()))
+            refined[s] = signatures.setdefault((block[s], edges), len(signatures))
+        block = refined
+        if len(signatures) == count:
+            break
+        count = len(signatures)
+    # Number the blocks with the start state's first.
+    order = {block[0]: 0}
+    for s in states:
+        order.setdefault(block[s], len(order))
+    trans: list[dict[int, Ranges]] = [{} for _ in order]
+    done: set[int] = set()
+    for s in states:
+        b = order[block[s]]
+        if b in done:
+            continue
+        done.add(b)
+        row: dict[int, list[tuple[int, int]]] = {}
+        for t, ranges in dfa.trans[s].items():
+            if t in live:
+                row.setdefault(order[block[t]], []).extend(ranges)
+        trans[b] = {t: tree.normalize(r) for t, r in row.items()}
+    accept = {order[block[s]] for s in states if s in dfa.accept}
+    return Dfa(trans, accept)
+
+
+def _live(dfa: Dfa) -> set[int]:
+    """States from which an accepting state can be reached."""
+    reverse: dict[int, set[int]] = {}
+    for s, row in enumerate(dfa.trans):
+        for t in row:
+            reverse.setdefault(t, set()).add(s)
+    live = set(dfa.accept)
+    todo = list(live)
+    while todo:
+        for prev in reverse.get(todo.pop(), ()):
+            if prev not in live:
+                live.add(prev)
+                todo.append(prev)
+    return live
+
+
+def to_rules(
+    dfa: Dfa,
+    chars: Callable[[Ranges], str],
+    define: Callable[[str, str], str],
+    reserve: Callable[[str], str],
+    end: str,
+    hint: str,
+) -> str:
+    """Prints ``dfa`` as right-recursive rules (one per live state); ``end`` is what may follow
+    an accepting state (e.g. a closing quote). Returns the start rule's name."""
+    live = _live(dfa)
+    if 0 not in live:
+        raise ValueError("empty language")
+    names = {s: reserve(f"{hint}-{s}") for s in sorted(live)}
+    for s in sorted(live):
+        options = [end] if s in dfa.accept else []
+        for target, ranges in dfa.trans[s].items():
+            printed = chars(ranges) if target in live else ""
+            if printed:  # "" : nothing printable (e.g. only surrogates)
+                options.append(f"{printed} {names[target]}")
+        define(names[s], " | ".join(options))
+    return names[0]

@@ -1,0 +1,243 @@
+"""Arrays and objects for the JSON Schema converter.
+
+Arrays: ``prefixItems`` then ``items`` elements, with ``minItems``/``maxItems`` as repetition
+bounds (``item ("," item){m-1,n-1}``: large bounds stay small). Objects: declared properties in
+the schema's order, each optional one skippable, then additional members (``additionalProperties``
+or ``patternProperties``), with ``minProperties``/``maxProperties`` tracked by a count in the rule
+names (a state machine: rule (i, k) = "property i is next, k members written so far").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..regex import tree
+from .context import SubschemaCompiler
+from .emit import NEVER, wrap
+from .keys import KeySpace, trivial
+from .scalars import kw_int, pointer
+from .unique import unique_array_rule
+
+
+def _alt(*options: str) -> str:
+    live = [o for o in options if o != NEVER]
+    if not live:
+        return NEVER
+    return live[0] if len(live) == 1 else "(" + " | ".join(live) + ")"
+
+
+def _quant(expr: str, lo: int, hi: int | None) -> str:
+    if hi is not None and hi < lo:
+        return NEVER
+    if hi == 0:
+        return '""'
+    if (lo, hi) == (1, 1):
+        return expr
+    q = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((lo, hi))
+    if q is None:
+        q = f"{{{lo},}}" if hi is None else (f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}")
+    return f"({expr}){q}"
+
+
+# --- arrays --------------------------------------------------------------------------------------
+
+
+def array_rule(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> str | None:
+    hint = _hint_for(path, "array")
+    lo = kw_int(flat, "minItems", path, 0) or 0
+    hi = kw_int(flat, "maxItems", path)
+    if flat.get("uniqueItems") is True and (hi is None or hi > 1):
+        return unique_array_rule(conv, flat, path, depth)
+    prefix_schemas = flat.get("prefixItems", [])
+    prefix: list[str] = []
+    for i, sub in enumerate(prefix_schemas):
+        expr = conv.value(sub, pointer(path, "prefixItems", i), depth + 1)
+        if expr is None:
+            hi = i if hi is None else min(hi, i)
+            break
+        prefix.append(expr)
+    item = conv.value(flat.get("items", True), pointer(path, "items"), depth + 1)
+    if item is None:
+        hi = len(prefix) if hi is None else min(hi, len(prefix))
+    if hi is not None and hi < lo:
+        return None
+    sep = conv.layout.sep(conv.layout.depth(depth))
+    body = _elements(prefix, item, 0, max(lo, 1), hi, sep)
+    return wrap(conv.rules, conv.layout, body, "[]", lo == 0, depth, hint)
+
+
+def _elements(
+    prefix: list[str], item: str | None, j: int, lo: int, hi: int | None, sep: str
+) -> str:
+    """Elements from index j on (j > 0: a separator comes first), lo..hi elements in all."""
+    if hi is not None and j >= hi:
+        return '""'
+    lead = f"{sep} " if j > 0 else ""
+    if j < len(prefix):
+        rest = _elements(prefix, item, j + 1, lo, hi, sep)
+        here = f"{lead}{prefix[j]}" + ("" if rest == '""' else f" {rest}")
+        return here if j < lo else f"({here})?"
+    if item is None:
+        return '""' if j >= lo else NEVER
+    need = max(0, lo - j)
+    room = None if hi is None else hi - j
+    if j > 0:
+        return _quant(f"{sep} {item}", need, room)
+    tail = _quant(f"{sep} {item}", max(0, need - 1), None if room is None else room - 1)
+    one = f"{item} {tail}" if tail != '""' else item
+    return one if need >= 1 else f"({one})?"
+
+
+# --- objects -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Member:
+    key: str  # GBNF for the key string
+    value: str  # rule for the value
+    required: bool
+
+
+def _hint_for(path: str, kind: str) -> str:
+    tokens = [
+        t
+        for t in path.split("/")[1:]
+        if not t.isdigit()
+        and t
+        not in ("properties", "items", "prefixItems", "anyOf", "oneOf", "$defs", "definitions")
+    ]
+    return tokens[-1] if tokens else kind
+
+
+def _key_literal(name: str) -> str:
+    import json
+
+    forms = dict.fromkeys([json.dumps(name, ensure_ascii=False), json.dumps(name)])
+    return (
+        " | ".join(tree.literal_gbnf(f) for f in forms)
+        if len(forms) == 1
+        else "(" + " | ".join(tree.literal_gbnf(f) for f in forms) + ")"
+    )
+
+
+def _members(
+    conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int, keys: KeySpace, addl: Any
+) -> list[Member] | None:
+    props = flat.get("properties") or {}
+    required = [r for r in flat.get("required", []) if isinstance(r, str)]
+    out: list[Member] = []
+    names = list(props) + [r for r in dict.fromkeys(required) if r not in props]
+    for name in names:
+        sub_path = pointer(path, "properties", name) if name in props else pointer(path, "required")
+        matches = keys.pattern_schemas(name)
+        schema: Any = props.get(name, True if matches else addl)
+        parts = [p for p in [schema, *matches] if not trivial(p)]
+        combined: Any = True if not parts else parts[0] if len(parts) == 1 else {"allOf": parts}
+        expr = conv.value(combined, sub_path, depth + 1) if keys.name_allowed(name) else None
+        if expr is None:
+            if name in required:
+                return None
+            continue
+        out.append(Member(_key_literal(name), expr, name in required))
+    return out
+
+
+def _additional(conv: SubschemaCompiler, flat: dict[str, Any]) -> Any:
+    """The schema for properties matching neither a declared name nor a pattern."""
+    if "additionalProperties" in flat:
+        return flat["additionalProperties"]
+    if "unevaluatedProperties" in flat:
+        return flat["unevaluatedProperties"]
+    return conv.options.additional_properties is not False
+
+
+def object_rule(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> str | None:
+    addl = _additional(conv, flat)
+    keys = KeySpace(conv, flat, path)
+    members = _members(conv, flat, path, depth, keys, addl)
+    if members is None:
+        return None
+    declared = list(flat.get("properties") or {})
+    declared += [r for r in flat.get("required", []) if isinstance(r, str) and r not in declared]
+    extra_body = keys.members(declared, addl, depth)
+    hint = _hint_for(path, "object")
+    extra = None if extra_body is None else conv.rules.add(hint + "-extra", extra_body)
+    lo = kw_int(flat, "minProperties", path, 0) or 0
+    hi = kw_int(flat, "maxProperties", path)
+    n_required = sum(m.required for m in members)
+    if hi is not None and n_required > hi:
+        return None
+    machine = _ObjectMachine(conv, members, extra, max(lo, 1), hi, depth, _hint_for(path, "object"))
+    body = machine.state(0, 0)
+    empty_ok = lo == 0 and n_required == 0
+    return wrap(conv.rules, conv.layout, body, "{}", empty_ok, depth, _hint_for(path, "object"))
+
+
+class _ObjectMachine:
+    """Rule (i, k): members from declared property i on, k members (saturating) written."""
+
+    def __init__(
+        self,
+        conv: SubschemaCompiler,
+        members: list[Member],
+        extra: str | None,
+        lo: int,
+        hi: int | None,
+        depth: int,
+        hint: str,
+    ) -> None:
+        self.conv = conv
+        self.members = members
+        self.extra = extra
+        self.lo = lo
+        self.hi = hi
+        self.cap = hi if hi is not None else lo
+        self.sep = conv.layout.sep(conv.layout.depth(depth))
+        self.colon = conv.layout.colon()
+        self.hint = hint
+        self.cache: dict[tuple[int, int], str] = {}
+
+    def state(self, i: int, k: int) -> str:
+        if (i, k) in self.cache:
+            return self.cache[(i, k)]
+        body = self._body(i, k)
+        if body in (NEVER, '""') or " " not in body:
+            name = body
+        else:
+            name = self.conv.rules.add(f"{self.hint}-{i}-{k}", body)
+        self.cache[(i, k)] = name
+        return name
+
+    def _body(self, i: int, k: int) -> str:
+        if i == len(self.members):
+            return self._tail(k)
+        m = self.members[i]
+        lead = f"{self.sep} " if k > 0 else ""
+        take = NEVER
+        if self.hi is None or k < self.hi:
+            rest = self.state(i + 1, min(k + 1, self.cap))
+            if rest != NEVER:
+                take = f"{lead}{m.key} {self.colon} {m.value}" + (
+                    "" if rest == '""' else f" {rest}"
+                )
+        skip = NEVER if m.required else self.state(i + 1, k)
+        if take != NEVER and skip == '""':
+            return f"({take})?"
+        return _alt(take, skip) if take != NEVER or skip != NEVER else NEVER
+
+    def _tail(self, k: int) -> str:
+        need = max(0, self.lo - k)
+        room = None if self.hi is None else self.hi - k
+        if self.extra is None or room == 0:
+            return '""' if need == 0 else NEVER
+        if k > 0:
+            return _quant(f"{self.sep} {self.extra}", need, room)
+        tail = _quant(
+            f"{self.sep} {self.extra}", max(0, need - 1), None if room is None else room - 1
+        )
+        one = f"{self.extra} {tail}" if tail != '""' else self.extra
+        return one if need >= 1 else f"({one})?"
+
+
+__all__ = ["array_rule", "object_rule"]

@@ -1,0 +1,460 @@
+"""The JSON Schema -> GBNF converter: schema walking, combinators, enums, arrays and objects.
+
+Every subschema becomes a named rule (identical rules are shared); ``$ref`` targets get one rule
+each, so recursive schemas give recursive grammars. ``value()`` returns the rule name, or None when
+no JSON value satisfies the subschema.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+from ..errors import SchemaError
+from ..limits import MAX_ANYOF_BRANCHES, MAX_REF_CHAIN, MAX_SCHEMA_LOGIC_DEPTH, MAX_SCHEMA_NESTING
+from ..regex import tree
+from .containers import array_rule, object_rule
+from .context import Options
+from .emit import Layout, Rules, any_value
+from .keyword_types import KeywordChecker
+from .kinds import Cannot
+from .logic import conditional_conjuncts
+from .overlap import exclusive_alternatives
+from .refs import ANNOTATIONS, Resolver, merge, normalize, type_set, value_key
+from .scalars import (
+    Unsupported,
+    integer_rule,
+    number_rule,
+    pointer,
+    string_rule,
+)
+from .value_fits import value_fits
+
+NOT_A_SCHEMA = "a schema must be an object or a boolean"
+
+# Keywords that cannot be compiled to a context-free grammar (or not exactly): SchemaError when
+# strict, ignored with a SchemaWarning otherwise.
+UNSUPPORTED = {
+    "if": "if/then/else",
+    "then": "if/then/else",
+    "else": "if/then/else",
+    "contains": "contains",
+    "minContains": "contains",
+    "maxContains": "contains",
+    "dependencies": "dependencies",
+    "dependentSchemas": "dependentSchemas",
+    "dependentRequired": "dependentRequired",
+    "unevaluatedItems": "unevaluatedItems",
+    "$dynamicRef": "$dynamicRef",
+    "$recursiveRef": "$recursiveRef",
+    "__conflicts__": "conflicting keywords under allOf",
+    "__too_many__": f"anyOf/oneOf combinations (with allOf, if/then/else or dependencies) "
+    f"above {MAX_ANYOF_BRANCHES} branches",
+}
+_HINT_SKIP = {
+    "properties",
+    "items",
+    "prefixItems",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$defs",
+    "definitions",
+    "additionalProperties",
+    "patternProperties",
+    "$ref",
+    "not",
+    "additionalItems",
+}
+
+
+class SchemaWarning(UserWarning):
+    """A keyword that cannot be compiled exactly was relaxed (``strict=False``): the grammar
+    accepts more than the schema there."""
+
+
+def _hint(path: str) -> str:
+    tokens = [t for t in path.split("/")[1:] if t not in _HINT_SKIP and not t.isdigit()]
+    return tokens[-1].replace("~1", "-").replace("~0", "-") if tokens else "value"
+
+
+class Converter:
+    def __init__(self, root: Any, options: Options) -> None:
+        self.options = options
+        self.resolver = Resolver(root, options.documents)
+        self.rules = Rules()
+        self.layout = Layout(self.rules, options.whitespace, options.max_whitespace, options.indent)
+        self.ref_rules: dict[tuple[str, int], str | None] = {}
+        self.merged_rules: dict[tuple[str, int], str | None] = {}
+        self.nesting = 0
+        self.logic_depth = 0
+        self.checker = KeywordChecker(self.options.strict)
+        self.checker.check(self.resolver.root, "")
+
+    def convert(self) -> str:
+        expr = self.value(self.resolver.root, "", 0)
+        if expr is None:
+            raise SchemaError("no JSON value satisfies the schema", "")
+        return self.rules.text(expr)
+
+    def unsupported(self, err: Unsupported) -> None:
+        if self.options.strict:
+            raise SchemaError(err.message, err.path)
+        warnings.warn(f"{err.path or '/'}: {err.message} (relaxed)", SchemaWarning, stacklevel=5)
+
+    # --- walking --------------------------------------------------------------------------------
+    def value(self, schema: Any, path: str, depth: int) -> str | None:
+        if schema is True or schema == {}:
+            return any_value(self.rules, self.layout, depth)
+        if schema is False:
+            return None
+        if not isinstance(schema, dict):
+            self.unsupported(Unsupported(NOT_A_SCHEMA, path))
+            return any_value(self.rules, self.layout, depth)
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and all(k in ANNOTATIONS or k == "$ref" for k in schema):
+            return self.ref(ref, path, depth)
+        self.nesting += 1
+        try:
+            if self.nesting > MAX_SCHEMA_NESTING:
+                raise SchemaError("schema nesting too deep (recursion through allOf/anyOf?)", path)
+            flat = self.flatten(schema, path, ())
+            if "$ref" in schema or "allOf" in schema:
+                return self.merged_value(flat, path, depth)
+            return self.flat_value(flat, path, depth)
+        finally:
+            self.nesting -= 1
+
+    def merged_value(self, flat: Any, path: str, depth: int) -> str | None:
+        """``flat_value`` for a schema built by merging; identical merged schemas share one
+        rule, so recursion through ``allOf``/``$ref`` siblings gives a recursive grammar."""
+        key = (json.dumps(flat, sort_keys=True, default=str), self.layout.depth(depth))
+        if key in self.merged_rules:
+            return self.merged_rules[key]
+        name = self.rules.reserve(_hint(path))
+        self.merged_rules[key] = name
+        expr = self.flat_value(flat, path, depth)
+        if expr is None:
+            self.merged_rules[key] = None
+            self.rules.bodies.pop(name)
+            return None
+        self.rules.define(name, expr)
+        return name
+
+    def resolve(self, uri: str, path: str) -> tuple[Any, str] | None:
+        """``resolver.resolve``; a reference to nothing known is relaxed to ``{}`` (None)."""
+        try:
+            return self.resolver.resolve(uri, path)
+        except SchemaError as err:
+            if self.logic_depth:
+                raise  # an analysis must not take an unknown schema for {}
+            self.unsupported(Unsupported(err.message, err.path))
+            return None
+
+    def ref(self, uri: str, path: str, depth: int) -> str | None:
+        found = self.resolve(uri, pointer(path, "$ref"))
+        if found is None:
+            return any_value(self.rules, self.layout, depth)
+        target, ptr = found
+        key = (ptr, self.layout.depth(depth))
+        if key not in self.ref_rules:
+            name = self.rules.reserve(_hint(ptr) if ptr else "root-schema")
+            self.ref_rules[key] = name
+            expr = self.value(target, ptr, depth)
+            if expr is None:
+                self.ref_rules[key] = None
+                self.rules.bodies.pop(name)
+            else:
+                self.rules.define(name, expr)
+        return self.ref_rules[key]  # a rule still being built when the reference is recursive
+
+    def flatten(self, schema: Any, path: str, seen: tuple[str, ...]) -> Any:
+        """``schema`` with its ``$ref`` and ``allOf`` merged in (a dict without them, or a bool)."""
+        if not isinstance(schema, dict):
+            if isinstance(schema, bool):
+                return schema
+            if self.logic_depth:
+                raise Cannot(NOT_A_SCHEMA)  # an analysis gives up on a non-schema
+            self.unsupported(Unsupported(NOT_A_SCHEMA, path))
+            return True
+        self.checker.check(schema, path)
+        schema = normalize(schema)
+        result: Any = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+        found = None
+        if isinstance(schema.get("$ref"), str):
+            found = self.resolve(schema["$ref"], pointer(path, "$ref"))
+        if found is not None:
+            target, ptr = found
+            if ptr in seen or len(seen) > MAX_REF_CHAIN:
+                raise SchemaError("recursive $ref inside allOf cannot be merged", path)
+            result = merge(result, self.flatten(target, ptr, (*seen, ptr)), path)
+        parts = schema.get("allOf", [])
+        if not isinstance(parts, list):
+            raise SchemaError("allOf must be an array", pointer(path, "allOf"))
+        for i, part in enumerate(parts):
+            result = merge(result, self.flatten(part, pointer(path, "allOf", i), seen), path)
+        if isinstance(result, dict):
+            result, conjuncts = conditional_conjuncts(result, self.logic_flatten)
+            for extra in conjuncts:
+                result = merge(result, self.flatten(extra, path, seen), path)
+        return result
+
+    def logic_flatten(self, schema: Any) -> Any:
+        """``flatten`` for the schema analyses (negation, oneOf): errors become ``Cannot``."""
+        self.logic_depth += 1
+        try:
+            if self.logic_depth > MAX_SCHEMA_LOGIC_DEPTH:
+                raise Cannot("schema analysis nested too deep")
+            return self.flatten(schema, "", ())
+        except SchemaError as err:
+            raise Cannot(err.message) from None
+        finally:
+            self.logic_depth -= 1
+
+    def flat_value(self, flat: Any, path: str, depth: int) -> str | None:
+        if flat is True or flat == {}:
+            return any_value(self.rules, self.layout, depth)
+        if flat is False:
+            return None
+        for key in ("anyOf", "oneOf"):
+            if key in flat:
+                return self.combinator(flat, key, path, depth)
+        return self.typed(flat, path, depth)
+
+    def combinator(self, flat: dict[str, Any], key: str, path: str, depth: int) -> str | None:
+        branches = flat[key]
+        if not isinstance(branches, list):
+            raise SchemaError(f"{key} must be an array", pointer(path, key))
+        rest = {k: v for k, v in flat.items() if k != key}
+        meaningful = {k: v for k, v in rest.items() if k not in ANNOTATIONS}
+        paths = [pointer(path, key, i) for i in range(len(branches))]
+        own = branches
+        if meaningful:
+            branches = [
+                merge(meaningful, self.flatten(b, sub, ()), sub)
+                for b, sub in zip(branches, paths, strict=True)
+            ]
+        if key == "oneOf" and len(branches) > 1 and not _disjoint_branches(branches):
+            branches, paths = self.exclusive_branches(branches, own, path)
+        exprs: list[str] = []
+        for branch, sub in zip(branches, paths, strict=True):
+            if meaningful and isinstance(branch, dict):
+                expr = self.merged_value(self.flatten(branch, sub, ()), sub, depth)
+            else:
+                expr = self.value(branch, sub, depth)
+            if expr is not None and expr not in exprs:
+                exprs.append(expr)
+        if not exprs:
+            return None
+        return self.rules.add(_hint(path), " | ".join(exprs))
+
+    def exclusive_branches(
+        self, branches: list[Any], own: list[Any], path: str
+    ) -> tuple[list[Any], list[str]]:
+        """oneOf branches rewritten to be pairwise disjoint (exact: see ``overlap``);
+        when that fails, SchemaError (strict) or the branches as they are (anyOf, relaxed)."""
+        found = exclusive_alternatives(branches, self.logic_flatten, own)
+        if found is None:
+            self.unsupported(
+                Unsupported(
+                    "oneOf branches may overlap and cannot be made exclusive (a value matching "
+                    "two branches would be accepted); strict=False compiles it as anyOf",
+                    pointer(path, "oneOf"),
+                )
+            )
+            return branches, [pointer(path, "oneOf", i) for i in range(len(branches))]
+        return found, [pointer(path, "oneOf", i) for i in range(len(found))]
+
+    # --- typed values ---------------------------------------------------------------------------
+    def typed(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
+        flat = self.check_keywords(flat, path)
+        if "const" in flat or "enum" in flat:
+            return self.enum(flat, path, depth)
+        types = type_set(flat)
+        if types is None:
+            types = {"null", "boolean", "object", "array", "number", "integer", "string"}
+        types = self.apply_not(flat, types, path)
+        hint = _hint(path)
+        exprs: list[str] = []
+        for t in ("object", "array", "string", "number", "integer", "boolean", "null"):
+            if t not in types or (t == "integer" and "number" in types):
+                continue
+            expr = self.relaxed_type_rule(t, flat, path, depth, hint)
+            if expr is not None:
+                exprs.append(expr)
+        if not exprs:
+            return None
+        return exprs[0] if len(exprs) == 1 else self.rules.add(hint, " | ".join(exprs))
+
+    def relaxed_type_rule(
+        self, t: str, flat: dict[str, Any], path: str, depth: int, hint: str
+    ) -> str | None:
+        """``type_rule``, dropping (strict=False) each keyword it cannot compile."""
+        for _ in range(len(flat) + 1):
+            try:
+                return self.type_rule(t, flat, path, depth, hint)
+            except Unsupported as err:
+                self.unsupported(err)
+                smaller = _without(flat, err.path, path)
+                if smaller == flat:
+                    raise SchemaError(err.message, err.path) from None
+                flat = smaller
+        raise SchemaError("cannot relax the schema", path)
+
+    def type_rule(
+        self, t: str, flat: dict[str, Any], path: str, depth: int, hint: str
+    ) -> str | None:
+        if t == "null":
+            return '"null"'
+        if t == "boolean":
+            return self.rules.fixed("boolean", '"true" | "false"')
+        if t == "string":
+            return string_rule(self.rules, flat, path, hint)
+        if t == "integer":
+            return integer_rule(self.rules, flat, path, hint)
+        if t == "number":
+            return number_rule(self.rules, flat, path, hint)
+        if t == "array":
+            return self.array(flat, path, depth)
+        return self.object(flat, path, depth)
+
+    def check_keywords(self, flat: dict[str, Any], path: str) -> dict[str, Any]:
+        out = dict(flat)
+        for key in list(out):
+            if key in UNSUPPORTED:
+                what = UNSUPPORTED[key]
+                if key == "__conflicts__":
+                    what += f" ({', '.join(sorted(set(map(str, out[key]))))})"
+                where = path if key.startswith("__") else pointer(path, key)
+                err = Unsupported(f"{what} cannot be expressed as a grammar", where)
+                self.unsupported(err)
+                out.pop(key)
+        return out
+
+    def apply_not(self, flat: dict[str, Any], types: set[str], path: str) -> set[str]:
+        nots = flat.get("__nots__", [flat["not"]] if "not" in flat else [])
+        for i, neg in enumerate(nots):
+            if isinstance(neg, dict) and set(neg) - ANNOTATIONS <= {"type"} and "type" in neg:
+                excluded = type_set(neg) or set()
+                types = types - excluded
+                if "integer" in excluded and "number" in types:
+                    self.unsupported(Unsupported("not: integer under type number", path))
+            elif neg == {} or neg is True:
+                return set()
+            else:
+                sub = pointer(path, "not") if "not" in flat else pointer(path, "allOf", i)
+                self.unsupported(
+                    Unsupported(
+                        "not (beyond excluding types) cannot be expressed as a grammar", sub
+                    )
+                )
+        return types
+
+    # --- enum / const ---------------------------------------------------------------------------
+    def enum(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
+        values = [flat["const"]] if "const" in flat else flat["enum"]
+        if not isinstance(values, list):
+            raise SchemaError("enum must be an array", pointer(path, "enum"))
+        kept = [v for v in values if value_fits(v, flat)]
+        seen: set[str] = set()
+        exprs: list[str] = []
+        for v in kept:
+            key = value_key(v)
+            if key not in seen:
+                seen.add(key)
+                exprs.append(self.literal_value(v, depth))
+        if not exprs:
+            return None
+        return self.rules.add(_hint(path), " | ".join(exprs))
+
+    def literal_value(self, v: Any, depth: int) -> str:
+        d = self.layout.depth(depth)
+        if isinstance(v, str):
+            forms = dict.fromkeys([json.dumps(v, ensure_ascii=False), json.dumps(v)])
+            return "(" + " | ".join(tree.literal_gbnf(f) for f in forms) + ")"
+        if isinstance(v, bool) or v is None or isinstance(v, int):
+            return tree.literal_gbnf(json.dumps(v))
+        if isinstance(v, float):
+            forms = dict.fromkeys([json.dumps(v)] + ([str(int(v))] if v.is_integer() else []))
+            return "(" + " | ".join(tree.literal_gbnf(f) for f in forms) + ")"
+        sep, lay = self.layout.sep(d), self.layout
+        if isinstance(v, list):
+            if not v:
+                return lay.empty("[]")
+            items = f" {sep} ".join(self.literal_value(x, depth + 1) for x in v)
+            return f"{lay.open('[', d)} {items} {lay.close(']', d)}"
+        if isinstance(v, dict):
+            if not v:
+                return lay.empty("{}")
+            members = f" {sep} ".join(
+                f"{self.literal_value(k, depth + 1)} {lay.colon()} "
+                f"{self.literal_value(x, depth + 1)}"
+                for k, x in v.items()
+            )
+            return f"{lay.open('{', d)} {members} {lay.close('}', d)}"
+        raise SchemaError(f"enum/const value {v!r} is not JSON", "")
+
+    # --- arrays and objects (see containers) -------------------------------------------
+    def array(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
+        return array_rule(self, flat, path, depth)
+
+    def object(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
+        return object_rule(self, flat, path, depth)
+
+
+def _without(flat: dict[str, Any], err_path: str, path: str) -> dict[str, Any]:
+    """``flat`` without the keyword an Unsupported error pointed at (for strict=False)."""
+    key = err_path[len(path) + 1 :].split("/")[0] if err_path.startswith(path + "/") else ""
+    out = {k: v for k, v in flat.items() if k != key}
+    if key in ("pattern", "format"):
+        out.pop(f"__{key}s__", None)
+        out.pop("minLength", None)
+        out.pop("maxLength", None)
+    if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        out.pop("multipleOf", None)
+    return out
+
+
+def _disjoint_branches(branches: list[Any]) -> bool:
+    """True when no JSON value can match two of the branches (checked by types and consts)."""
+    sigs = [_signature(b) for b in branches]
+    for i in range(len(sigs)):
+        for j in range(i + 1, len(sigs)):
+            if not _disjoint(sigs[i], sigs[j]):
+                return False
+    return True
+
+
+def _signature(branch: Any) -> tuple[set[str] | None, set[str] | None, dict[str, set[str]]]:
+    if not isinstance(branch, dict):
+        return None, None, {}
+    types = type_set(branch)
+    values = None
+    if "const" in branch:
+        values = {value_key(branch["const"])}
+    elif isinstance(branch.get("enum"), list):
+        values = {value_key(v) for v in branch["enum"]}
+    required = (
+        set(branch.get("required", [])) if isinstance(branch.get("required"), list) else set()
+    )
+    tags: dict[str, set[str]] = {}
+    for name, sub in (branch.get("properties") or {}).items():
+        if name in required and isinstance(sub, dict):
+            if "const" in sub:
+                tags[name] = {value_key(sub["const"])}
+            elif isinstance(sub.get("enum"), list):
+                tags[name] = {value_key(v) for v in sub["enum"]}
+    return types, values, tags
+
+
+def _disjoint(a: Any, b: Any) -> bool:
+    ta, va, tags_a = a
+    tb, vb, tags_b = b
+    if ta is not None and tb is not None and not (ta & tb):
+        return True
+    if va is not None and vb is not None and not (va & vb):
+        return True
+    if not (ta is not None and tb is not None and ta | tb <= {"object"}):
+        return False  # the tags only tell objects apart: other values match both branches
+    return any(name in tags_b and not (tags_a[name] & tags_b[name]) for name in tags_a)

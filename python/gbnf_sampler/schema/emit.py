@@ -1,0 +1,231 @@
+"""Rule bookkeeping and whitespace layout for the JSON Schema converter."""
+
+from __future__ import annotations
+
+import re
+
+from ..limits import MAX_INDENT_DEPTH
+from ..regex import automata, tree
+from ..regex.tree import Node, Ranges
+from .json_chars import ANY_JSON_CHAR, json_chars_gbnf
+from .number_ranges import NUMBER
+
+WHITESPACE_MODES = ("flexible", "compact", "indent")
+
+
+def sanitize(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-")
+    return cleaned or "r"
+
+
+_HELPERS = re.compile(
+    r"(root|ws|value|object|array|string|string-tail|number|char|boolean)(-[0-9]+)?"
+)
+
+
+def _is_helper(name: str) -> bool:
+    return _HELPERS.fullmatch(name) is not None
+
+
+class Rules:
+    """Named GBNF rules in creation order; identical bodies share one name."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, str | None] = {}
+        self.by_body: dict[str, str] = {}
+        self._char_sets: dict[Ranges, str] = {}
+
+    def reserve(self, hint: str) -> str:
+        base = sanitize(hint)
+        if _is_helper(base):
+            base += "-schema"
+        name, n = base, 1
+        while name in self.bodies:
+            n += 1
+            name = f"{base}-{n}"
+        self.bodies[name] = None
+        return name
+
+    def define(self, name: str, body: str) -> str:
+        self.bodies[name] = body
+        self.by_body.setdefault(body, name)
+        return name
+
+    def add(self, hint: str, body: str) -> str:
+        """A rule with this body (an existing one when the body is already defined)."""
+        if body in self.by_body:
+            return self.by_body[body]
+        if re.fullmatch(r"[A-Za-z0-9-]+", body) and body in self.bodies:
+            return body  # a plain reference to another rule: no alias needed
+        return self.define(self.reserve(hint), body)
+
+    def fixed(self, name: str, body: str) -> str:
+        """A helper rule under a fixed name (defined once)."""
+        if name not in self.bodies:
+            self.define(name, body)
+        return name
+
+    def json_chars(self, ranges: Ranges) -> str:
+        """A rule for one character of ``ranges`` as written inside a JSON string."""
+        if ranges not in self._char_sets:
+            body = json_chars_gbnf(ranges)
+            if ranges == ANY_JSON_CHAR:
+                self._char_sets[ranges] = self.fixed("char", body)
+            else:
+                self._char_sets[ranges] = self.add("char-set", body)
+        return self._char_sets[ranges]
+
+    def text(self, root: str) -> str:
+        lines = [f"root ::= {root}"] if root != "root" else []
+        for name, body in self.bodies.items():
+            if body is None:
+                raise RuntimeError(f"rule {name} reserved but never defined")
+            lines.append(f"{name} ::= {body}")
+        return "\n".join(lines) + "\n"
+
+
+class Layout:
+    """Where whitespace may go. ``depth`` only matters for ``indent`` (0 otherwise)."""
+
+    def __init__(self, rules: Rules, mode: str, max_ws: int, indent: int) -> None:
+        if mode not in WHITESPACE_MODES:
+            raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, not {mode!r}")
+        if max_ws < 0:
+            raise ValueError("max_whitespace must be >= 0")
+        self.rules = rules
+        self.mode = mode
+        self.max_ws = max_ws
+        self.indent = indent
+
+    def depth(self, depth: int) -> int:
+        return min(depth, MAX_INDENT_DEPTH) if self.mode == "indent" else 0
+
+    def _ws(self) -> str:
+        n = self.max_ws
+        body = f'[ \\t]{{0,{n}}} | "\\r"? "\\n" [ \\t]{{0,{n}}}' if n else '"" | "\\r"? "\\n"'
+        return self.rules.fixed("ws", body)
+
+    def _newline(self, depth: int) -> str:
+        return tree.literal_gbnf("\n" + " " * (self.indent * depth))
+
+    def open(self, bracket: str, depth: int) -> str:
+        if self.mode == "compact":
+            return tree.literal_gbnf(bracket)
+        if self.mode == "flexible":
+            return f"{tree.literal_gbnf(bracket)} {self._ws()}"
+        return tree.literal_gbnf(bracket + "\n" + " " * (self.indent * (depth + 1)))
+
+    def sep(self, depth: int) -> str:
+        if self.mode == "compact":
+            return '","'
+        if self.mode == "flexible":
+            ws = self._ws()
+            return f'{ws} "," {ws}'
+        return tree.literal_gbnf(",\n" + " " * (self.indent * (depth + 1)))
+
+    def close(self, bracket: str, depth: int) -> str:
+        if self.mode == "compact":
+            return tree.literal_gbnf(bracket)
+        if self.mode == "flexible":
+            return f"{self._ws()} {tree.literal_gbnf(bracket)}"
+        return self._newline(depth)[:-1] + bracket + '"'
+
+    def empty(self, brackets: str) -> str:
+        if self.mode == "flexible":
+            return f"{tree.literal_gbnf(brackets[0])} {self._ws()} {tree.literal_gbnf(brackets[1])}"
+        return tree.literal_gbnf(brackets)
+
+    def colon(self) -> str:
+        if self.mode == "compact":
+            return '":"'
+        if self.mode == "indent":
+            return '": "'
+        ws = self._ws()
+        return f'{ws} ":" {ws}'
+
+
+def string_body(rules: Rules) -> str:
+    """``string-body``: the rest of a JSON string after its opening quote (right-recursive)."""
+    char = rules.json_chars(ANY_JSON_CHAR)
+    return rules.fixed("string-tail", f'"\\"" | {char} string-tail')
+
+
+def any_string(rules: Rules) -> str:
+    return rules.fixed("string", f'"\\"" {string_body(rules)}')
+
+
+def any_number(rules: Rules) -> str:
+    return rules.fixed("number", tree.to_gbnf(NUMBER))
+
+
+def regex_string(rules: Rules, node: Node, hint: str) -> str:
+    """A rule for a JSON string whose decoded content matches ``node``."""
+    if node == tree.NEVER:
+        raise ValueError("empty string language")
+    body = tree.to_gbnf(node, rules.json_chars, top=False) if node != tree.EMPTY else ""
+    return rules.add(hint, f'"\\"" {body} "\\""'.replace("  ", " "))
+
+
+def any_value(rules: Rules, layout: Layout, depth: int) -> str:
+    """Rules for any JSON value at ``depth`` (only indent mode has more than one depth)."""
+    d = layout.depth(depth)
+    name = "value" if layout.mode != "indent" else f"value-{d}"
+    if name in rules.bodies:
+        return name
+    rules.bodies[name] = None
+    suffix = f"-{d}" if layout.mode == "indent" else ""
+    obj, arr = "object" + suffix, "array" + suffix
+    rules.bodies[obj] = None
+    rules.bodies[arr] = None
+    inner = any_value(rules, layout, depth + 1) if layout.mode == "indent" else name
+    string = any_string(rules)
+    member = f"{string} {layout.colon()} {inner}"
+    sep = layout.sep(d)
+    rules.define(
+        obj,
+        f"{layout.empty('{}')} | {layout.open('{', d)} {member} ({sep} {member})* "
+        f"{layout.close('}', d)}",
+    )
+    rules.define(
+        arr,
+        f"{layout.empty('[]')} | {layout.open('[', d)} {inner} ({sep} {inner})* "
+        f"{layout.close(']', d)}",
+    )
+    number = any_number(rules)
+    rules.define(name, f'{obj} | {arr} | {string} | {number} | "true" | "false" | "null"')
+    return name
+
+
+_SURROGATES: Ranges = ((0xD800, 0xDFFF),)
+
+
+def dfa_string_rule(rules: Rules, dfa: automata.Dfa, hint: str) -> str | None:
+    """A rule for the JSON strings whose decoded value ``dfa`` accepts (None when empty)."""
+    dfa = dfa.without(_SURROGATES)  # never in a JSON string (see json_chars)
+    if dfa.is_empty():
+        return None
+
+    def chars(ranges: Ranges) -> str:
+        usable = tree.subtract(ranges, _SURROGATES)
+        return rules.json_chars(usable) if usable else ""
+
+    start = automata.to_rules(dfa, chars, rules.define, rules.reserve, '"\\""', hint)
+    return rules.add(hint, f'"\\"" {start}')
+
+
+# A rule body that matches nothing (dropped by the container rules).
+NEVER = "<never>"
+
+
+def wrap(
+    rules: Rules, lay: Layout, body: str, brackets: str, empty_ok: bool, depth: int, hint: str
+) -> str | None:
+    """A bracketed list: ``body`` between ``brackets`` (``"[]"`` or ``"{}"``), or the empty list
+    when ``empty_ok``; None when neither is possible."""
+    d = lay.depth(depth)
+    options = []
+    if empty_ok:
+        options.append(lay.empty(brackets))
+    if body != NEVER:
+        options.append(f"{lay.open(brackets[0], d)} {body} {lay.close(brackets[1], d)}")
+    return rules.add(hint, " | ".join(options)) if options else None

@@ -1,0 +1,215 @@
+"""``not``, ``if``/``then``/``else`` and dependencies, rewritten as ``anyOf`` where exact.
+
+``if C then T else E`` is ``anyOf[allOf[C, T], allOf[not C, E]]`` (the branches are disjoint),
+``dependentRequired {a: [b]}`` is ``anyOf[{a absent}, {required: [a, b]}]`` and
+``dependentSchemas {a: S}`` is ``anyOf[{a absent}, allOf[{required: [a]}, S]]``. That needs
+``not C``: :func:`negate` builds it one JSON kind at a time (:mod:`gbnf_sampler.schema.kinds`):
+a kind the schema rejects entirely is allowed, one it accepts entirely is left out, and in between
+the keywords are negated one by one (``not (a and b)`` is ``not a or not b``): enums of strings and
+booleans, string patterns and lengths (as the complement automaton), numeric bounds, item and
+property counts, required and declared properties (recursively), ``anyOf`` and nested ``not``.
+Anything else gives up (None), leaving the keyword to be reported as unsupported.
+
+A negation may accept less than the true complement (a string pattern is read the widest way
+Python's ``re`` or ECMA-262 could read it before it is excluded): never more, so a grammar built
+from it stays sound.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..limits import MAX_DEPENDENCIES, MAX_NEGATION_DEPTH
+from .kinds import KINDS, Cannot, Flatten, restrict, status
+from .refs import merge, normalize
+
+_KIND_TYPE = {k: k for k in KINDS}
+# String keywords whose language can be excluded exactly (formats are checked by jsonschema's
+# own code, which the grammar's format regexes only approximate from inside).
+_NEGATABLE_STRING = frozenset({"pattern", "__patterns__", "minLength", "maxLength"})
+_BOUND_NEGATIONS = {
+    "minimum": "exclusiveMaximum",
+    "exclusiveMinimum": "maximum",
+    "maximum": "exclusiveMinimum",
+    "exclusiveMaximum": "minimum",
+}
+_COUNT_NEGATIONS = {
+    "object": ("minProperties", "maxProperties"),
+    "array": ("minItems", "maxItems"),
+}
+
+
+def plain_flatten(schema: Any) -> Any:
+    """A schema with its ``allOf`` merged in (no ``$ref`` resolution)."""
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        raise Cannot("reference outside a converter")
+    out: Any = normalize({k: v for k, v in schema.items() if k != "allOf"})
+    parts = schema.get("allOf", [])
+    if not isinstance(parts, list):
+        raise Cannot("allOf must be an array")
+    for part in parts:
+        out = merge(out, plain_flatten(part), "")
+    return out
+
+
+def negate(schema: Any, flatten: Flatten = plain_flatten) -> Any:
+    """A schema for (a subset of) the values ``schema`` rejects; None when not expressible."""
+    try:
+        return _negate(schema, flatten, 0)
+    except Cannot:
+        return None
+
+
+def negate_kind(part: Any, kind: str, flatten: Flatten = plain_flatten) -> Any:
+    """A schema for (a subset of) the values of ``kind`` that ``part`` (a :func:`restrict`
+    result) rejects: False when there are none, None when not expressible."""
+    if part is False:
+        return {"type": _KIND_TYPE[kind]}
+    if part == {}:
+        return False
+    try:
+        options = _negate_kind(part, kind, flatten, 0)
+    except Cannot:
+        return None
+    if not options:
+        return False
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def _negate(schema: Any, flatten: Flatten, depth: int) -> Any:
+    if depth > MAX_NEGATION_DEPTH:
+        raise Cannot("negation nested too deep")
+    rejected: list[str] = []
+    options: list[Any] = []
+    for kind in KINDS:
+        part = restrict(schema, kind, flatten)
+        if status(part) == "none":
+            rejected.append(_KIND_TYPE[kind])
+        elif status(part) == "some":
+            options += _negate_kind(part, kind, flatten, depth)
+    if rejected:
+        options.insert(0, {"type": rejected[0] if len(rejected) == 1 else rejected})
+    if not options:
+        return False
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def _negate_kind(part: dict[str, Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:
+    """Options (each a schema of ``kind``) whose union is the kind's values ``part`` rejects."""
+    typed = {"type": _KIND_TYPE[kind]}
+    rest = dict(part)
+    options: list[Any] = []
+    for key in ("not", "__nots__"):
+        if key in rest:  # not (R and not N) = not R or N
+            for inner in rest.pop(key) if key == "__nots__" else [rest.pop(key)]:
+                options.append({"allOf": [inner, typed]})
+    if "anyOf" in rest:  # not (R and (X or Y)) = not R or (not X and not Y)
+        negs = [_negate_kind(b, kind, flatten, depth + 1) for b in rest.pop("anyOf")]
+        if all(negs):
+            parts = [n[0] if len(n) == 1 else {"anyOf": n} for n in negs]
+            options.append(parts[0] if len(parts) == 1 else {"allOf": parts})
+    if rest.get("type") == "integer":
+        raise Cannot("not integer: non-integral numbers have no grammar here")
+    rest.pop("type", None)
+    if rest:
+        options += _negate_keywords(rest, kind, flatten, depth)
+    return options
+
+
+def _negate_keywords(rest: dict[str, Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:
+    keys = set(rest)
+    if "enum" in keys:
+        if keys != {"enum"}:
+            raise Cannot("enum with other keywords")
+        return _negate_enum(rest["enum"], kind)
+    if kind == "string" and keys <= _NEGATABLE_STRING:
+        return [{"type": "string", "__not_strings__": [rest]}]
+    if kind == "number" and keys <= set(_BOUND_NEGATIONS):
+        out = []
+        for key, value in rest.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise Cannot(f"{key} must be a number")
+            out.append({"type": "number", _BOUND_NEGATIONS[key]: value})
+        return out
+    if kind in ("object", "array"):
+        return _negate_container(rest, kind, flatten, depth)
+    raise Cannot(f"cannot negate {sorted(keys)[0]}")
+
+
+def _negate_enum(values: list[Any], kind: str) -> list[Any]:
+    if kind == "string":
+        return [{"type": "string", "__not_in__": values}]
+    if kind == "boolean":
+        remaining = [b for b in (True, False) if b not in values]
+        return [{"enum": remaining}] if remaining else []
+    raise Cannot(f"cannot negate an enum of {kind} values")
+
+
+def _negate_container(rest: dict[str, Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:
+    out: list[Any] = []
+    low, high = _COUNT_NEGATIONS[kind]
+    for key, value in rest.items():
+        if key in (low, high):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise Cannot(f"{key} must be an integer")
+            if key == low:
+                out.append({"type": kind, high: value - 1})
+            else:
+                out.append({"type": kind, low: value + 1})
+        elif kind == "object" and key == "required" and isinstance(value, list):
+            out += [{"type": "object", "properties": {name: False}} for name in value]
+        elif kind == "object" and key == "properties" and isinstance(value, dict):
+            for name, sub in value.items():
+                neg = _negate(sub, flatten, depth + 1)
+                if neg is not False:
+                    out.append({"type": "object", "required": [name], "properties": {name: neg}})
+        else:
+            raise Cannot(f"cannot negate {key}")
+    return out
+
+
+def conditional_conjuncts(
+    flat: dict[str, Any], flatten: Flatten = plain_flatten
+) -> tuple[dict[str, Any], list[Any]]:
+    """``flat`` without the conditional keywords it could rewrite, and the schemas (mostly
+    ``anyOf``s) that replace them and must also hold."""
+    out = dict(flat)
+    extra: list[Any] = []
+    if "if" in out:
+        neg = negate(out["if"], flatten)
+        if neg is not None:
+            cond = out.pop("if")
+            then, other = out.pop("then", True), out.pop("else", True)
+            extra.append({"anyOf": [{"allOf": [cond, then]}, {"allOf": [neg, other]}]})
+    elif "then" in out or "else" in out:
+        out.pop("then", None)
+        out.pop("else", None)
+    if "not" in out:
+        neg = negate(out["not"], flatten)
+        if neg is not None:
+            out.pop("not")
+            extra.append(neg)
+    extra += _dependencies(out)
+    return out, extra
+
+
+def _dependencies(out: dict[str, Any]) -> list[Any]:
+    pairs: list[tuple[str, Any]] = []
+    for key in ("dependencies", "dependentRequired", "dependentSchemas"):
+        value = out.get(key)
+        if isinstance(value, dict) and len(pairs) + len(value) <= MAX_DEPENDENCIES:
+            pairs += list(value.items())
+            out.pop(key)
+    extra: list[Any] = []
+    for name, dep in pairs:
+        absent = {"properties": {name: False}}
+        if isinstance(dep, list):
+            extra.append({"anyOf": [absent, {"required": [name, *dep]}]})
+        else:
+            extra.append({"anyOf": [absent, {"allOf": [{"required": [name]}, dep]}]})
+    return extra
+
+
+__all__ = ["conditional_conjuncts", "negate", "negate_kind", "plain_flatten"]

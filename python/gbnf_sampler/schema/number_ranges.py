@@ -1,0 +1,256 @@
+"""Exact grammars for JSON numbers in a range, and integers that are multiples of a number.
+
+Integers: every decimal spelling without leading zeros of every integer in ``[lo, hi]``.
+Numbers with a bound: every spelling ``-?I(.F)?`` (no exponent) whose value is in the interval.
+Exponent forms (``1e3``) are only accepted for unbounded numbers: with a bound they are rejected
+(sound, but incomplete for values json.dumps prints with an exponent, e.g. ``1e-05``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..limits import MAX_ENUMERATED_MULTIPLES, MAX_MULTIPLE_OF_STATES
+from ..regex import tree
+from ..regex.tree import EMPTY, NEVER, Chars, Node
+
+DIGIT = Chars(((0x30, 0x39),))
+DIGITS = tree.Rep(DIGIT, 0, None)
+INTEGER: Node = tree.seq(
+    tree.rep(tree.char(0x2D), 0, 1),
+    tree.alt(tree.char(0x30), tree.seq(Chars(((0x31, 0x39),)), DIGITS)),
+)
+FRACTION: Node = tree.seq(tree.char(0x2E), tree.Rep(DIGIT, 1, None))
+EXPONENT: Node = tree.seq(
+    Chars(((0x45, 0x45), (0x65, 0x65))),
+    tree.rep(Chars(((0x2B, 0x2B), (0x2D, 0x2D))), 0, 1),
+    tree.Rep(DIGIT, 1, None),
+)
+
+NUMBER: Node = tree.seq(INTEGER, tree.rep(FRACTION, 0, 1), tree.rep(EXPONENT, 0, 1))
+
+
+def _digits(lo: int, hi: int) -> Node:
+    return Chars(((0x30 + lo, 0x30 + hi),))
+
+
+def _same_length(lo: str, hi: str) -> Node:
+    """Digit strings of equal length between lo and hi (as numbers), inclusive."""
+    if not lo:
+        return EMPTY
+    if lo[0] == hi[0]:
+        return tree.seq(tree.char(ord(lo[0])), _same_length(lo[1:], hi[1:]))
+    n = len(lo) - 1
+    a, b = int(lo[0]), int(hi[0])
+    options: list[Node] = []
+    low_full = set(lo[1:]) <= {"0"}
+    high_full = set(hi[1:]) <= {"9"}
+    first = a if low_full else a + 1
+    last = b if high_full else b - 1
+    if not low_full:
+        options.append(tree.seq(tree.char(ord(lo[0])), _same_length(lo[1:], "9" * n)))
+    if first <= last:
+        options.append(tree.seq(_digits(first, last), tree.rep(DIGIT, n, n)))
+    if not high_full:
+        options.append(tree.seq(tree.char(ord(hi[0])), _same_length("0" * n, hi[1:])))
+    return tree.alt(*options)
+
+
+def natural_range(lo: int, hi: int | None) -> Node:
+    """Decimal spellings (no leading zeros) of the integers lo..hi, 0 <= lo; hi None: no bound."""
+    if hi is not None and hi < lo:
+        return NEVER
+    options: list[Node] = []
+    length = len(str(lo))
+    top = hi if hi is not None else 10**length - 1
+    while True:
+        start = max(lo, 10 ** (length - 1) if length > 1 else 0)
+        end = min(top, 10**length - 1)
+        if start <= end:
+            options.append(_same_length(str(start), str(end)))
+        if end >= top:
+            break
+        length += 1
+    if hi is None:
+        options.append(tree.seq(Chars(((0x31, 0x39),)), tree.Rep(DIGIT, length, None)))
+    return tree.alt(*options)
+
+
+def integer_range(lo: int | None, hi: int | None) -> Node:
+    """Integers in [lo, hi] (None: unbounded on that side)."""
+    options: list[Node] = []
+    if lo is None or lo < 0:
+        mag_lo = 1 if hi is None or hi >= 0 else -hi
+        mag_hi = None if lo is None else -lo
+        neg = natural_range(mag_lo, mag_hi)
+        if neg != NEVER:
+            options.append(tree.seq(tree.char(0x2D), neg))
+    if hi is None or hi >= 0:
+        pos = natural_range(max(lo or 0, 0), hi)
+        if pos != NEVER:
+            options.append(pos)
+    return tree.alt(*options) if options else NEVER
+
+
+# --- fractions: digit strings F compared as the value 0.F ----------------------------------------
+
+Frac = tuple[bool, Node]  # (the empty fraction is in the set, node for non-empty digit strings)
+
+_POSITIVE: Node = tree.seq(tree.Rep(tree.char(0x30), 0, None), Chars(((0x31, 0x39),)), DIGITS)
+
+
+def _after(d: int, sub: Frac) -> Node:
+    empty_ok, node = sub
+    tail = tree.alt(EMPTY, node) if empty_ok else node
+    return tree.seq(tree.char(0x30 + d), tail)
+
+
+def _frac_ge(d: str, inclusive: bool) -> Frac:
+    if not d:
+        return (True, tree.Rep(DIGIT, 1, None)) if inclusive else (False, _POSITIVE)
+    first = int(d[0])
+    options = [_after(first, _frac_ge(d[1:], inclusive))]
+    if first < 9:
+        options.insert(0, tree.seq(_digits(first + 1, 9), DIGITS))
+    return False, tree.alt(*options)
+
+
+def _frac_le(d: str, inclusive: bool) -> Frac:
+    if not d:
+        return (True, tree.Rep(tree.char(0x30), 1, None)) if inclusive else (False, NEVER)
+    first = int(d[0])
+    options = [_after(first, _frac_le(d[1:], inclusive))]
+    if first > 0:
+        options.insert(0, tree.seq(_digits(0, first - 1), DIGITS))
+    return True, tree.alt(*options)
+
+
+def _frac_between(lo: str, lo_inc: bool, hi: str, hi_inc: bool) -> Frac:
+    if not lo:
+        if lo_inc:
+            return _frac_le(hi, hi_inc)
+        if not hi:
+            return False, NEVER
+        return _positive_le(hi, hi_inc)
+    if not hi:
+        return False, NEVER  # lo > 0 = hi
+    a, b = int(lo[0]), int(hi[0])
+    if a == b:
+        return False, _after(a, _frac_between(lo[1:], lo_inc, hi[1:], hi_inc))
+    options = [_after(a, _frac_ge(lo[1:], lo_inc))]
+    if a + 1 <= b - 1:
+        options.append(tree.seq(_digits(a + 1, b - 1), DIGITS))
+    options.append(_after(b, _frac_le(hi[1:], hi_inc)))
+    return False, tree.alt(*options)
+
+
+def _positive_le(hi: str, hi_inc: bool) -> Frac:
+    """0 < 0.F <= 0.hi (or < when not inclusive)."""
+    first = int(hi[0])
+    options: list[Node] = []
+    if first == 0:
+        options.append(_after(0, _positive_le(hi[1:], hi_inc) if hi[1:] else (False, NEVER)))
+    else:
+        options.append(tree.seq(tree.char(0x30), _POSITIVE))
+        if first > 1:
+            options.append(tree.seq(_digits(1, first - 1), DIGITS))
+        options.append(_after(first, _frac_le(hi[1:], hi_inc)))
+    return False, tree.alt(*(o for o in options if o != NEVER)) if options else NEVER
+
+
+def _with_point(frac: Frac) -> Node:
+    empty_ok, node = frac
+    dotted = NEVER if node == NEVER else tree.seq(tree.char(0x2E), node)
+    return (
+        tree.alt(EMPTY, dotted) if empty_ok and dotted != NEVER else (EMPTY if empty_ok else dotted)
+    )
+
+
+def _split(x: Decimal) -> tuple[int, str]:
+    """Integer part and fraction digits (no trailing zeros) of a non-negative decimal."""
+    whole = int(x)
+    frac = format(x - whole, "f").partition(".")[2].rstrip("0")
+    return whole, frac
+
+
+_ANY_FRACTION = tree.rep(FRACTION, 0, 1)
+
+
+def magnitude_range(lo: Decimal, lo_inc: bool, hi: Decimal | None, hi_inc: bool) -> Node:
+    """Spellings ``I(.F)?`` of the values in the interval, 0 <= lo."""
+    lo_i, lo_f = _split(lo)
+    if hi is None:
+        return tree.alt(
+            tree.seq(tree.literal(str(lo_i)), _with_point(_frac_ge(lo_f, lo_inc))),
+            tree.seq(natural_range(lo_i + 1, None), _ANY_FRACTION),
+        )
+    hi_i, hi_f = _split(hi)
+    if lo_i == hi_i:
+        return tree.seq(
+            tree.literal(str(lo_i)), _with_point(_frac_between(lo_f, lo_inc, hi_f, hi_inc))
+        )
+    options = [tree.seq(tree.literal(str(lo_i)), _with_point(_frac_ge(lo_f, lo_inc)))]
+    middle = natural_range(lo_i + 1, hi_i - 1)
+    if middle != NEVER:
+        options.append(tree.seq(middle, _ANY_FRACTION))
+    options.append(tree.seq(tree.literal(str(hi_i)), _with_point(_frac_le(hi_f, hi_inc))))
+    return tree.alt(*(o for o in options if o != NEVER))
+
+
+def number_range(lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: bool) -> Node:
+    """JSON numbers (no exponent) in the interval; None: unbounded on that side."""
+    if lo is not None and hi is not None and (lo > hi or (lo == hi and not (lo_inc and hi_inc))):
+        return NEVER
+    options: list[Node] = []
+    if lo is None or lo < 0:  # negative values: "-" and a magnitude in (max(-hi, 0), -lo]
+        if hi is not None and hi < 0:
+            m_lo, m_lo_inc = -hi, hi_inc
+        else:
+            m_lo, m_lo_inc = Decimal(0), False
+        m_hi = None if lo is None else -lo
+        neg = magnitude_range(m_lo, m_lo_inc, m_hi, lo_inc)
+        if neg != NEVER:
+            options.append(tree.seq(tree.char(0x2D), neg))
+    if hi is None or hi >= 0:
+        p_lo, p_lo_inc = (Decimal(0), True) if lo is None or lo < 0 else (lo, lo_inc)
+        pos = magnitude_range(p_lo, p_lo_inc, hi, hi_inc)
+        if pos != NEVER:
+            options.append(pos)
+    return tree.alt(*options) if options else NEVER
+
+
+def small_multiples(k: int, lo: int, hi: int) -> list[int] | None:
+    """The multiples of k in [lo, hi], or None when there are too many to list."""
+    first = -(-lo // k) * k
+    if first > hi:
+        return []
+    count = (hi - first) // k + 1
+    if count > MAX_ENUMERATED_MULTIPLES:
+        return None
+    return list(range(first, hi + 1, k))
+
+
+def multiple_of_rules(k: int, prefix: str) -> tuple[str, dict[str, str]]:
+    """Integers divisible by k as right-recursive remainder rules. Returns (expression, rules)."""
+    if k <= 0 or k > MAX_MULTIPLE_OF_STATES:
+        raise ValueError(f"multipleOf {k} needs more than {MAX_MULTIPLE_OF_STATES} states")
+    rules: dict[str, str] = {}
+    for r in range(k):
+        targets: dict[int, list[int]] = {}
+        for d in range(10):
+            targets.setdefault((r * 10 + d) % k, []).append(d)
+        alts = [f"{_digit_class(ds)} {prefix}-{t}" for t, ds in sorted(targets.items())]
+        if r == 0:
+            alts.insert(0, '""')
+        rules[f"{prefix}-{r}"] = " | ".join(alts)
+    starts: dict[int, list[int]] = {}
+    for d in range(1, 10):
+        starts.setdefault(d % k, []).append(d)
+    first = " | ".join(f"{_digit_class(ds)} {prefix}-{t}" for t, ds in sorted(starts.items()))
+    return f'"-"? ("0" | {first})', rules
+
+
+def _digit_class(ds: list[int]) -> str:
+    if len(ds) == 1:
+        return f'"{ds[0]}"'
+    return "[" + "".join(str(d) for d in ds) + "]"

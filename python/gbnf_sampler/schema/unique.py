@@ -1,0 +1,106 @@
+"""``uniqueItems`` over a small finite item language, as a grammar.
+
+Distinct items are not context-free in general, but when the items can only be one of k values
+(an ``enum``/``const``, ``boolean``, ``null``) the arrays of distinct items are a finite language:
+one rule per set S of values already written, ``S ::= "," v S+{v} | ...`` for every v not in S.
+That is 2^k rules at most (fewer with ``maxItems``), so k is capped by :data:`MAX_UNIQUE_STATES`.
+Elsewhere ``uniqueItems`` is reported (SchemaError when strict, dropped with a warning otherwise).
+"""
+
+from __future__ import annotations
+
+from math import comb
+from typing import Any
+
+from ..limits import MAX_UNIQUE_STATES
+from .context import SubschemaCompiler
+from .emit import NEVER, wrap
+from .refs import type_set, value_key
+from .scalars import Unsupported, kw_int, pointer
+from .value_fits import value_fits
+
+
+def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] | None:
+    """The values an item schema allows when they are few and known (else None)."""
+    flat = conv.flatten(schema, path, ())
+    if not isinstance(flat, dict):
+        return None
+    if "const" in flat or "enum" in flat:
+        values = [flat["const"]] if "const" in flat else flat["enum"]
+        if not isinstance(values, list):
+            return None
+        kept = [v for v in values if value_fits(v, flat)]
+    else:
+        types = type_set(flat)
+        if types is None or not types <= {"boolean", "null"} or set(flat) - {"type"} - _NOTES:
+            return None
+        kept = ([True, False] if "boolean" in types else []) + ([None] if "null" in types else [])
+    return list({value_key(v): v for v in kept}.values())
+
+
+_NOTES = frozenset({"title", "description", "default", "examples", "$comment"})
+
+
+def unique_array_rule(
+    conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int
+) -> str | None:
+    """The arrays of distinct items (``uniqueItems: true``) when the items are a small finite
+    set; raises :class:`Unsupported` otherwise."""
+    where = pointer(path, "uniqueItems")
+    if flat.get("prefixItems"):
+        raise Unsupported("uniqueItems with prefixItems cannot be expressed as a grammar", where)
+    values = finite_values(conv, flat.get("items", True), pointer(path, "items"))
+    if values is None:
+        raise Unsupported(
+            "uniqueItems cannot be expressed as a grammar unless the items are a small finite "
+            "set (enum, const, boolean, null)",
+            where,
+        )
+    lo = kw_int(flat, "minItems", path, 0) or 0
+    hi = min(len(values), kw_int(flat, "maxItems", path) or len(values))
+    if sum(comb(len(values), i) for i in range(hi + 1)) > MAX_UNIQUE_STATES:
+        raise Unsupported(
+            f"uniqueItems over {len(values)} values needs more than {MAX_UNIQUE_STATES} "
+            "rules (at most 10 values, or a smaller maxItems)",
+            where,
+        )
+    if lo > hi:
+        return None
+    return _UniqueArrays(conv, values, lo, hi, depth, path).rule()
+
+
+class _UniqueArrays:
+    def __init__(
+        self, conv: SubschemaCompiler, values: list[Any], lo: int, hi: int, depth: int, path: str
+    ) -> None:
+        self.conv = conv
+        self.items = [conv.literal_value(v, depth + 1) for v in values]
+        self.lo, self.hi = lo, hi
+        self.depth = depth
+        self.sep = conv.layout.sep(conv.layout.depth(depth))
+        self.hint = (path.rsplit("/", 1)[-1] or "array") + "-unique"
+        self.names: dict[int, str] = {}
+
+    def rule(self) -> str | None:
+        first = [f"{item} {self.state(1 << i)}" for i, item in enumerate(self.items)]
+        body = "(" + " | ".join(first) + ")" if self.hi > 0 else NEVER
+        return wrap(
+            self.conv.rules, self.conv.layout, body, "[]", self.lo == 0, self.depth, self.hint
+        )
+
+    def state(self, used: int) -> str:
+        """The rest of an array whose items so far are the set ``used`` (a bit mask)."""
+        if used not in self.names:
+            name = self.conv.rules.reserve(f"{self.hint}-{used}")
+            self.names[used] = name
+            count = used.bit_count()
+            options = ['""'] if count >= self.lo else []
+            if count < self.hi:
+                for i, item in enumerate(self.items):
+                    if not used & (1 << i):
+                        options.append(f"{self.sep} {item} {self.state(used | (1 << i))}")
+            self.conv.rules.define(name, " | ".join(options))
+        return self.names[used]
+
+
+__all__ = ["unique_array_rule"]
