@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..limits import MAX_SCHEMA_KIND_DEPTH
-from .refs import ANNOTATIONS, type_set, value_key
+from .refs import ANNOTATIONS, merge, type_set, value_key
 
 KINDS = ("null", "boolean", "object", "array", "string", "number")
 # The types of each kind (``number`` includes ``integer``).
@@ -208,8 +208,6 @@ def _combinator(key: str, branches: Any, kind: str, flatten: Flatten, depth: int
 
 
 def _merge_all(out: dict[str, Any], pending: list[Any]) -> Any:
-    from .refs import merge
-
     result: Any = out
     for part in pending:
         result = merge(result, part, "")
