@@ -1,0 +1,145 @@
+"""Static facts about a grammar's rules, computed once and shared by the checks: which rules (and
+nodes) can match the empty string, which are reachable, the rule graph's strongly connected
+components, and which rules can only ever produce whitespace.
+"""
+
+from __future__ import annotations
+
+from .. import syntax
+from .tree import (
+    Rules,
+    children,
+    fixpoint,
+    reachable,
+    reference_graph,
+    strongly_connected,
+    users_of,
+    walk,
+)
+
+# Code points a reader does not see: whitespace (Unicode White_Space) and the zero-width
+# format characters models are known to loop on.
+INVISIBLE: tuple[tuple[int, int], ...] = (
+    (0x09, 0x0D),
+    (0x20, 0x20),
+    (0x85, 0x85),
+    (0xA0, 0xA0),
+    (0x1680, 0x1680),
+    (0x2000, 0x200D),
+    (0x2028, 0x2029),
+    (0x202F, 0x202F),
+    (0x205F, 0x2060),
+    (0x3000, 0x3000),
+    (0xFEFF, 0xFEFF),
+)
+
+
+def invisible(cp: int) -> bool:
+    return any(lo <= cp <= hi for lo, hi in INVISIBLE)
+
+
+def class_invisible(node: syntax.CharClass) -> bool:
+    """Every code point the class matches is invisible (a negated class never is)."""
+    if node.negated:
+        return False
+    return all(any(lo >= a and hi <= b for a, b in INVISIBLE) for lo, hi in node.ranges)
+
+
+class Facts:
+    """Facts about ``rules`` (``Grammar.rules``) with start rule ``root``."""
+
+    def __init__(self, rules: Rules, root: str) -> None:
+        self.rules = rules
+        self.root = root
+        self.graph = reference_graph(rules)
+        self.users = users_of(self.graph)
+        self.reachable = reachable(self.graph, root) if root in rules else set()
+        self._nullable_nodes: dict[int, bool] = {}
+        self.nullable_rules: set[str] = set()
+        self.nullable_rules = fixpoint(rules, self.users, lambda r: self._probe_nullable(r))
+        self._nullable_nodes.clear()
+        self.components = strongly_connected(self.graph)
+        self.component_of = {r: i for i, c in enumerate(self.components) for r in c}
+        self.recursive = {
+            r for c in self.components for r in c if len(c) > 1 or r in self.graph.get(r, ())
+        }
+        self._invisible_rules: set[str] | None = None
+
+    # --- nullable -------------------------------------------------------------------------
+
+    def _probe_nullable(self, rule: str) -> bool:
+        # During the fixpoint the rule table grows; node results may not be memoised yet.
+        return _nullable(self.rules[rule], self.nullable_rules, None)
+
+    def nullable(self, node: syntax.Node) -> bool:
+        """The node can match the empty string."""
+        return _nullable(node, self.nullable_rules, self._nullable_nodes)
+
+    # --- invisible-only rules -------------------------------------------------------------
+
+    @property
+    def invisible_rules(self) -> set[str]:
+        """Rules whose every terminal is invisible (whitespace or zero-width), through the
+        rules they reference; a rule with a token reference never is."""
+        if self._invisible_rules is None:
+            dirty = {name for name, body in self.rules.items() if not _terminals_invisible(body)}
+            work = list(dirty)
+            while work:
+                for user in self.users.get(work.pop(), ()):
+                    if user not in dirty:
+                        dirty.add(user)
+                        work.append(user)
+            self._invisible_rules = set(self.rules) - dirty
+        return self._invisible_rules
+
+    def node_invisible(self, node: syntax.Node) -> bool:
+        rules = self.invisible_rules
+        return _terminals_invisible(node) and all(
+            n.name in rules for n in walk(node) if isinstance(n, syntax.RuleRef)
+        )
+
+
+def _terminals_invisible(node: syntax.Node) -> bool:
+    for n in walk(node):
+        if isinstance(n, syntax.Literal) and not all(invisible(c) for c in n.codepoints):
+            return False
+        if isinstance(n, syntax.CharClass) and not class_invisible(n):
+            return False
+        if isinstance(n, (syntax.AnyChar, syntax.TokenRef)):
+            return False
+    return True
+
+
+def _nullable(node: syntax.Node, rules: set[str], memo: dict[int, bool] | None) -> bool:
+    """Post-order evaluation without recursion."""
+    results: dict[int, bool] = {} if memo is None else memo
+    stack: list[tuple[syntax.Node, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        key = id(current)
+        if key in results:
+            continue
+        kids = children(current)
+        if not ready and kids:
+            stack.append((current, True))
+            stack.extend((k, False) for k in kids if id(k) not in results)
+            continue
+        results[key] = _nullable_here(current, rules, results)
+    return results[id(node)]
+
+
+def _nullable_here(node: syntax.Node, rules: set[str], results: dict[int, bool]) -> bool:
+    if isinstance(node, syntax.Literal):
+        return not node.codepoints
+    if isinstance(node, syntax.RuleRef):
+        return node.name in rules
+    if isinstance(node, syntax.Sequence):
+        return all(results[id(i)] for i in node.items)
+    if isinstance(node, syntax.Alternation):
+        return any(results[id(i)] for i in node.items)
+    if isinstance(node, syntax.Repeat):
+        return node.min == 0 or results[id(node.item)]
+    return False  # classes, '.', token references
+
+
+__all__ = ["INVISIBLE", "Facts", "class_invisible", "invisible"]

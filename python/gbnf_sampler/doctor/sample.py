@@ -1,0 +1,203 @@
+"""Sample sentences of a grammar: random derivations of about a target length, for measuring how
+the matcher behaves on real sentences of each rule (``ambiguous_growth``).
+
+Every derivation is finite: each node's shortest derivation (length, then height) is known, and
+once the text so far plus the shortest completion of what is pending reaches the target, every
+choice takes its shortest option, whose height strictly decreases through rule references.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from .. import syntax
+from .tree import Rules, children, reference_graph, strongly_connected
+
+INF = 1 << 60
+MAX_EXPANSIONS_PER_BYTE = 40  # after this much work the derivation winds down
+# Characters tried, in order, for a negated class.
+_CANDIDATES = "ax0 b.,-_:" + "".join(map(chr, range(0x21, 0x3000)))
+
+
+Minimums = dict[str, tuple[int, int]]
+
+
+def shortest(rules: Rules) -> Minimums:
+    """Each rule's shortest derivation (length in code points, height), component by component
+    of the rule graph, leaves first (Tarjan emits a component after every component it
+    reaches); inside a cycle a worklist re-evaluates a rule when a rule it uses improves (values
+    only decrease). Rules with no byte-level sentence (token references) are absent."""
+    table: Minimums = {}
+    graph = reference_graph(rules)
+    for component in strongly_connected(graph):
+        members = set(component)
+        users: dict[str, list[str]] = {}
+        for name in component:
+            for ref in graph[name]:
+                if ref in members:
+                    users.setdefault(ref, []).append(name)
+        work = list(reversed(component))
+        queued = set(component)
+        while work:
+            name = work.pop()
+            queued.discard(name)
+            value = _evaluate(rules[name], table, {})
+            if value < table.get(name, (INF, INF)):
+                table[name] = value
+                for user in users.get(name, ()):
+                    if user not in queued:
+                        queued.add(user)
+                        work.append(user)
+    return {name: value for name, value in table.items() if value[0] < INF}
+
+
+def _evaluate(
+    node: syntax.Node, table: Minimums, results: dict[int, tuple[int, int]]
+) -> tuple[int, int]:
+    """Post-order evaluation without recursion; ``results`` memoises by node id."""
+    stack: list[tuple[syntax.Node, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        if id(current) in results:
+            continue
+        kids = children(current)
+        if kids and not ready:
+            stack.append((current, True))
+            stack.extend((k, False) for k in kids)
+            continue
+        results[id(current)] = _minimum(current, table, results)
+    return results[id(node)]
+
+
+class Sampler:
+    """Random sentences of ``rules``. ``favour(alternation, index, room)`` may weight choices
+    (the weight of alternative ``index`` of that node when ``room`` code points are left before
+    the target; default 1). ``minimums``: :func:`shortest` of these rules, when already known."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        seed: int = 0,
+        favour: Callable[[syntax.Alternation, int, int], float] | None = None,
+        minimums: Minimums | None = None,
+    ) -> None:
+        self.rules = rules
+        self.rng = random.Random(seed)
+        self.favour = favour
+        self.rule_min = shortest(rules) if minimums is None else minimums
+        self.node_min: dict[int, tuple[int, int]] = {}
+
+    def minimum(self, node: syntax.Node) -> tuple[int, int]:
+        found = self.node_min.get(id(node))
+        return found if found is not None else _evaluate(node, self.rule_min, self.node_min)
+
+    # --- sentences ------------------------------------------------------------------------
+
+    def sentence(self, root: str, target: int) -> str | None:
+        """A sentence of rule ``root`` of about ``target`` code points (None when the rule has
+        no sentence without token references)."""
+        if self.rule_min.get(root, (INF, INF))[0] >= INF:
+            return None
+        out: list[str] = []
+        emitted = 0
+        pending = self.rule_min[root][0]
+        stack: list[syntax.Node] = [self.rules[root]]
+        work = 0
+        budget_work = MAX_EXPANSIONS_PER_BYTE * (target + 16)
+        while stack:
+            node = stack.pop()
+            pending -= self.minimum(node)[0]
+            work += 1
+            room = target - emitted - pending if work < budget_work else 0
+            chosen = self._expand(node, room, out)
+            emitted += chosen[0]
+            for child in reversed(chosen[1]):
+                stack.append(child)
+                pending += self.minimum(child)[0]
+        return "".join(out)
+
+    def _expand(
+        self, node: syntax.Node, room: int, out: list[str]
+    ) -> tuple[int, list[syntax.Node]]:
+        """(code points emitted, children to expand next, in order)."""
+        if isinstance(node, syntax.Literal):
+            out.append("".join(map(chr, node.codepoints)))
+            return len(node.codepoints), []
+        if isinstance(node, (syntax.CharClass, syntax.AnyChar)):
+            out.append(self._char(node))
+            return 1, []
+        if isinstance(node, syntax.RuleRef):
+            return 0, [self.rules[node.name]]
+        if isinstance(node, syntax.Sequence):
+            return 0, list(node.items)
+        if isinstance(node, syntax.Alternation):
+            return 0, [self._choose(node, room)]
+        if isinstance(node, syntax.Repeat):
+            return 0, [node.item] * self._count(node, room)
+        raise ValueError("token references have no byte-level sentence")
+
+    def _choose(self, node: syntax.Alternation, room: int) -> syntax.Node:
+        base = self.minimum(node)
+        options = [
+            (i, c)
+            for i, c in enumerate(node.items)
+            if self.minimum(c)[0] < INF and self.minimum(c)[0] - base[0] <= max(room, 0)
+        ]
+        if room <= 0 or len(options) <= 1:
+            return min(node.items, key=self.minimum)
+        weights = [self.favour(node, i, room) if self.favour else 1.0 for i, _ in options]
+        if sum(weights) <= 0:
+            weights = [1.0] * len(options)
+        return self.rng.choices([c for _, c in options], weights)[0]
+
+    def _count(self, node: syntax.Repeat, room: int) -> int:
+        if room <= 0:
+            return node.min
+        item = max(1, self.minimum(node.item)[0])
+        cap = min(8, room // item) if node.max is None else min(node.max - node.min, room // item)
+        return node.min + self.rng.randint(0, max(cap, 0))
+
+    def _char(self, node: syntax.CharClass | syntax.AnyChar) -> str:
+        if isinstance(node, syntax.AnyChar):
+            return self.rng.choice("abc")
+        if not node.negated:
+            lo, hi = self.rng.choice(node.ranges)
+            cp = self.rng.randint(lo, hi)
+            if 0xD800 <= cp <= 0xDFFF:
+                cp = lo if not 0xD800 <= lo <= 0xDFFF else 0xE000 if hi >= 0xE000 else 0xD7FF
+            return chr(cp)
+        inside = node.ranges
+        for c in _CANDIDATES:
+            if not any(lo <= ord(c) <= hi for lo, hi in inside):
+                return c
+        return "\U0001f600"
+
+
+def _minimum(
+    node: syntax.Node, table: dict[str, tuple[int, int]], results: dict[int, tuple[int, int]]
+) -> tuple[int, int]:
+    if isinstance(node, syntax.Literal):
+        return len(node.codepoints), 0
+    if isinstance(node, (syntax.CharClass, syntax.AnyChar)):
+        return 1, 0
+    if isinstance(node, syntax.TokenRef):
+        return INF, INF
+    if isinstance(node, syntax.RuleRef):
+        length, height = table.get(node.name, (INF, INF))
+        return (length, height + 1) if length < INF else (INF, INF)
+    if isinstance(node, syntax.Sequence):
+        parts = [results[id(i)] for i in node.items]
+        if any(p[0] >= INF for p in parts):
+            return INF, INF
+        return sum(p[0] for p in parts), max((p[1] for p in parts), default=0)
+    if isinstance(node, syntax.Alternation):
+        return min(results[id(i)] for i in node.items)
+    assert isinstance(node, syntax.Repeat)
+    if node.min == 0:
+        return 0, 0
+    length, height = results[id(node.item)]
+    return (length * node.min, height) if length < INF else (INF, INF)
+
+
+__all__ = ["Sampler"]
