@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import Diagnostic, GrammarError
 from ..grammar import DEFAULT_ROOT, Grammar
+from ..schema import schema_to_gbnf
 from ..vocab import Vocab
 from .checks import check_empty_output, check_unbounded_filler, core_findings
 from .dialect import check_llama_cpp
@@ -42,11 +43,18 @@ DIALECTS = ("llama.cpp",)
 @dataclass
 class Report:
     """What the doctor found: ``errors`` (the grammar did not parse: nothing else ran) and
-    ``findings`` (warnings with fixes), in source order."""
+    ``findings`` (warnings with fixes), in source order. For a schema, ``generated`` holds the
+    findings about the generated grammar ``gbnf`` (their positions point into it)."""
 
     errors: list[Diagnostic] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     grammar: Grammar | None = None
+    generated: list[Finding] = field(default_factory=list)
+    gbnf: str | None = None
+
+    @property
+    def all_findings(self) -> list[Finding]:
+        return self.findings + self.generated
 
     @property
     def ok(self) -> bool:
@@ -81,7 +89,10 @@ def diagnose(
             grammar = Grammar.from_gbnf(source, root=root)
         except GrammarError as e:
             return Report(errors=list(e.diagnostics), findings=core_findings(e.warnings))
-    findings = _grammar_findings(grammar, text, vocab, set(skip))
+    try:
+        findings = _grammar_findings(grammar, text, vocab, set(skip))
+    except GrammarError as e:  # token references the vocabulary cannot resolve
+        return Report(errors=list(e.diagnostics), grammar=grammar)
     if dialect == "llama.cpp" and "llama_cpp" not in skip:
         findings += check_llama_cpp(text, grammar)
     return Report(findings=_ordered(findings), grammar=grammar)
@@ -130,6 +141,10 @@ def _ordered(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.line == 0, f.line, f.column, f.code))
 
 
+# Warnings about the converter's own output that a schema author cannot act on.
+CONVERTER_ARTIFACTS = frozenset({"unused_rule", "unreachable_rule", "redefined_rule"})
+
+
 def diagnose_schema(
     schema: Any,
     *,
@@ -138,16 +153,19 @@ def diagnose_schema(
     skip: Collection[str] = (),
     **options: Any,
 ) -> Report:
-    """Checks a JSON Schema (dict, JSON text or Pydantic model class): ``endless_extras`` with
-    positions in ``source_text`` (the schema file; JSON text given as ``schema`` is used when
-    omitted), then the grammar ``schema_to_gbnf(schema, **options)`` (raises SchemaError)."""
-    grammar = Grammar.from_json_schema(schema, **options)
+    """Checks a JSON Schema (dict, JSON text or Pydantic model class): ``endless_extras`` in
+    ``findings`` (positions in ``source_text``, the schema file; JSON text given as ``schema``
+    is used when it is omitted), and the grammar ``schema_to_gbnf(schema, **options)`` (raises
+    SchemaError) in ``generated`` (positions in ``gbnf``), without the converter's unused-rule
+    warnings."""
+    gbnf = schema_to_gbnf(schema, **options)
+    grammar = Grammar.from_gbnf(gbnf)
     text = source_text if source_text is not None else schema if isinstance(schema, str) else None
     findings = []
     if "endless_extras" not in skip:
         findings += check_endless_extras(schema, text, options.get("additional_properties"))
-    findings += _grammar_findings(grammar, grammar.to_gbnf(), vocab, set(skip))
-    return Report(findings=findings, grammar=grammar)
+    generated = _grammar_findings(grammar, gbnf, vocab, set(skip) | CONVERTER_ARTIFACTS)
+    return Report(findings=findings, grammar=grammar, generated=_ordered(generated), gbnf=gbnf)
 
 
 __all__ = ["CODES", "DIALECTS", "Report", "diagnose", "diagnose_schema"]
