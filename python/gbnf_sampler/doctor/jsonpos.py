@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
 
 _SPACE = re.compile(r"[ \t\r\n]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+
+
+def _string(text: str, pos: int) -> tuple[str, int]:
+    """The string starting at ``pos`` (its opening quote) and the offset past it."""
+    found = _STRING.match(text, pos)
+    if not found:
+        raise ValueError(f"not a JSON string at offset {pos}")
+    return str(json.loads(found.group())), found.end()
 
 
 def escape_pointer(token: str) -> str:
@@ -33,7 +41,7 @@ class _Scanner:
         elif c == "[":
             end = self.elements(pos + 1, pointer)
         elif c == '"':
-            end = scanstring(self.text, pos + 1)[1]
+            end = _string(self.text, pos)[1]
         else:
             found = _SCALAR.match(self.text, pos)
             if not found:
@@ -48,7 +56,7 @@ class _Scanner:
             return pos + 1
         while True:
             key_at = self.space(pos)
-            key, pos = scanstring(self.text, key_at + 1)
+            key, pos = _string(self.text, key_at)
             child = f"{pointer}/{escape_pointer(key)}"
             self.keys[child] = key_at
             pos = self.space(pos)
