@@ -55,9 +55,9 @@ class Facts:
         self.users = users_of(self.graph)
         self.reachable = reachable(self.graph, root) if root in rules else set()
         self._nullable_nodes: dict[int, bool] = {}
-        self.nullable_rules: set[str] = set()
-        self.nullable_rules = fixpoint(rules, self.users, lambda r: self._probe_nullable(r))
-        self._nullable_nodes.clear()
+        self.nullable_rules = fixpoint(
+            rules, self.users, lambda rule, known: _nullable(rules[rule], known, None)
+        )
         self.components = strongly_connected(self.graph)
         self.component_of = {r: i for i, c in enumerate(self.components) for r in c}
         self.recursive = {
@@ -67,13 +67,13 @@ class Facts:
 
     # --- nullable -------------------------------------------------------------------------
 
-    def _probe_nullable(self, rule: str) -> bool:
-        # During the fixpoint the rule table grows; node results may not be memoised yet.
-        return _nullable(self.rules[rule], self.nullable_rules, None)
-
     def nullable(self, node: syntax.Node) -> bool:
-        """The node can match the empty string."""
+        """The node (one of ``rules``' trees) can match the empty string."""
         return _nullable(node, self.nullable_rules, self._nullable_nodes)
+
+    def nullable_fresh(self, node: syntax.Node) -> bool:
+        """The same for a node built later (not memoised: ids of short-lived nodes repeat)."""
+        return _nullable(node, self.nullable_rules, None)
 
     # --- invisible-only rules -------------------------------------------------------------
 

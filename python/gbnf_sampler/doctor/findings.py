@@ -5,7 +5,8 @@ A finding is a warning (the grammar is valid): ``code`` names the hazard, ``line
 (1-based, the column counts code points) point at the construct to change, ``snippet`` is its
 source line and ``fix`` (also the diagnostic's ``hint``) says what to write instead. Findings
 about a JSON Schema carry the JSON ``pointer`` of the schema location; llama.cpp dialect findings
-carry ``replacement``, GBNF text that stock llama.cpp accepts.
+carry ``replacement`` (the rewritten text) and ``edits`` (source spans and their new text:
+:meth:`Finding.apply` makes them).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Finding(Diagnostic):
     rule: str = ""
     pointer: str | None = None
     replacement: str | None = None
+    edits: tuple[tuple[int, int, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
@@ -38,7 +40,24 @@ class Finding(Diagnostic):
             out["pointer"] = self.pointer
         if self.replacement is not None:
             out["replacement"] = self.replacement
+        if self.edits:
+            out["edits"] = [{"start": a, "end": b, "text": t} for a, b, t in self.edits]
         return out
+
+    def apply(self, text: str) -> str:
+        """``text`` (the source the finding is about) with this finding's edits made."""
+        return apply_edits(text, self.edits)
+
+
+def apply_edits(text: str, edits: tuple[tuple[int, int, str], ...]) -> str:
+    """Replaces each ``text[start:end]`` by its new text (non-overlapping spans)."""
+    out = []
+    last = 0
+    for start, end, new in sorted(edits):
+        out.append(text[last:start])
+        out.append(new)
+        last = end
+    return "".join(out) + text[last:]
 
 
 class LineIndex:
@@ -95,6 +114,7 @@ def make_finding(
     rule: str = "",
     pointer: str | None = None,
     replacement: str | None = None,
+    edits: tuple[tuple[int, int, str], ...] = (),
 ) -> Finding:
     """A finding at ``text[start:end]`` (no position when ``index`` is None)."""
     line = column = 0
@@ -119,7 +139,8 @@ def make_finding(
         rule=rule,
         pointer=pointer,
         replacement=replacement,
+        edits=edits,
     )
 
 
-__all__ = ["Finding", "LineIndex", "make_finding", "render"]
+__all__ = ["Finding", "LineIndex", "apply_edits", "make_finding", "render"]

@@ -137,18 +137,18 @@ def strongly_connected(graph: Mapping[str, list[str]]) -> list[list[str]]:
 
 
 def fixpoint(
-    rules: Rules, users: Mapping[str, list[str]], holds: Callable[[str], bool]
+    rules: Rules, users: Mapping[str, list[str]], holds: Callable[[str, set[str]], bool]
 ) -> set[str]:
-    """The least set of rules S such that ``holds(rule)`` (which may consult S through a
-    closure) puts every rule it is true for into S: a worklist that re-examines a rule only when
-    a rule it references has just joined."""
+    """The least set of rules S such that every rule for which ``holds(rule, S)`` is in S (for
+    a ``holds`` that only grows with S): a worklist that re-examines a rule only when a rule it
+    references has just joined."""
     found: set[str] = set()
     work = list(reversed(list(rules)))
     pending = set(work)
     while work:
         name = work.pop()
         pending.discard(name)
-        if name in found or not holds(name):
+        if name in found or not holds(name, found):
             continue
         found.add(name)
         for user in users.get(name, ()):
