@@ -25,7 +25,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("grammar", "json_schema"),
     ("vocab", "kernels", "cuda", "torch"),
     ("compiled",),
-    ("matcher",),
+    ("matcher", "explain"),
     ("structural",),
     ("llama", "hf", "sglang", "vllm"),
     ("serve",),

@@ -102,14 +102,27 @@ class Grammar:
     gives the syntax tree as written; ``warnings`` the non-fatal diagnostics.
     """
 
-    __slots__ = ("_automaton", "_core", "_rules")
+    __slots__ = ("_automaton", "_core", "_origin", "_rules")
 
-    def __init__(self, core: _core.Grammar) -> None:
+    def __init__(self, core: _core.Grammar, origin: str = "gbnf") -> None:
         if not isinstance(core, _core.Grammar):
             raise TypeError("use Grammar.from_gbnf(text) (or another from_* constructor)")
         self._core = core
+        self._origin = origin
         self._rules: dict[str, syntax.Node] | None = None
         self._automaton: _core.Automaton | None = None
+
+    def _made_from(self, origin: str) -> Grammar:
+        self._origin = origin
+        return self
+
+    @property
+    def origin(self) -> str:
+        """What the grammar was built from: ``"gbnf"``, ``"json_schema"`` (also
+        :meth:`json` and JSON ``response_format``), ``"regex"``, ``"choices"``, ``"tools"``
+        or ``"response_format"`` (plain text). ``Matcher.explain`` reports JSON pointers for
+        ``"json_schema"``."""
+        return self._origin
 
     @classmethod
     def from_gbnf(
@@ -129,32 +142,36 @@ class Grammar:
     def from_json_schema(cls, schema: Any, **options: Any) -> Grammar:
         """A grammar for JSON documents valid under ``schema`` (dict, JSON text or a Pydantic
         model class). Options: see :func:`gbnf_sampler.json_schema.schema_to_gbnf`."""
-        return cls.from_gbnf(schema_to_gbnf(schema, **options))
+        return cls.from_gbnf(schema_to_gbnf(schema, **options))._made_from("json_schema")
 
     @classmethod
     def from_regex(cls, pattern: str, **options: Any) -> Grammar:
         """A grammar for strings fully matching ``pattern`` (ECMA-262 dialect of JSON Schema)."""
-        return cls.from_gbnf(regex_to_gbnf(pattern, **options))
+        return cls.from_gbnf(regex_to_gbnf(pattern, **options))._made_from("regex")
 
     @classmethod
     def from_choices(cls, choices: list[str]) -> Grammar:
         """A grammar for exactly one of the given strings."""
-        return cls.from_gbnf(choices_to_gbnf(choices))
+        return cls.from_gbnf(choices_to_gbnf(choices))._made_from("choices")
 
     @classmethod
     def from_tools(cls, tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto") -> Grammar:
         """A grammar for OpenAI-style tool calls over ``tools``."""
-        return cls.from_gbnf(tools_to_gbnf(list(tools), tool_choice=tool_choice))
+        return cls.from_gbnf(tools_to_gbnf(list(tools), tool_choice=tool_choice))._made_from(
+            "tools"
+        )
 
     @classmethod
     def from_response_format(cls, response_format: Mapping[str, Any]) -> Grammar:
         """A grammar for an OpenAI-style ``response_format``."""
-        return cls.from_gbnf(response_format_to_gbnf(response_format))
+        json_output = isinstance(response_format, Mapping) and response_format.get("type") != "text"
+        origin = "json_schema" if json_output else "response_format"
+        return cls.from_gbnf(response_format_to_gbnf(response_format))._made_from(origin)
 
     @classmethod
     def json(cls) -> Grammar:
         """A grammar for any JSON value."""
-        return cls.from_gbnf(JSON_GBNF)
+        return cls.from_gbnf(JSON_GBNF)._made_from("json_schema")
 
     @classmethod
     def coerce(cls, value: Any) -> Grammar:

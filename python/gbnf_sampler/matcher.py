@@ -19,12 +19,14 @@ token-level ``Matcher`` refuses them with a TypeError saying so):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import _core
 from .compiled import CompiledGrammar
+from .explain import Explanation, explain
 from .grammar import Grammar
 from .limits import DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_ROLLBACK, DEFAULT_MAX_STATE_SIZE
 from .validation import check_token_id, check_uint32
@@ -187,6 +189,30 @@ class Matcher:
         """The longest byte string every continuation must start with (``b""`` when there is a
         choice or the sentence may end here). Does not change the state."""
         return bytes(self._core.forced_bytes())
+
+    def explain(self, data: bytes | bytearray | memoryview | Sequence[int]) -> Explanation:
+        """Why ``data`` (bytes, or token ids for a token-level matcher) is refused from the
+        current state: where it leaves the grammar, what would have been accepted there, and
+        for a grammar made from a JSON Schema the pointer of the value (see
+        :class:`~gbnf_sampler.explain.Explanation`). The matcher itself is not changed."""
+        if isinstance(data, str):
+            raise TypeError(
+                "explain expects bytes (encode text with .encode('utf-8')) or token ids"
+            )
+        token_bytes = None
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            if self._compiled is None:
+                raise TypeError("token ids need a token-level matcher: Matcher(gs.compile(...))")
+            vocab = self._compiled.vocab
+            data = [check_token_id(t, vocab.size) for t in data]
+            token_bytes = vocab.token_bytes
+        return explain(
+            self,
+            data,
+            token_level=self._compiled is not None,
+            json_grammar=self._grammar.origin == "json_schema",
+            token_bytes=token_bytes,
+        )
 
     @property
     def state_size(self) -> int:
