@@ -1,6 +1,7 @@
-"""The ``gbnf-sampler`` command line: ``check`` (diagnostics for grammar files), ``convert``
-(JSON Schema or regex to GBNF), ``generate`` (constrained generation with any GGUF model) and
-``demo`` (the main job on the embedded model). Exit statuses: :mod:`.status`."""
+"""The ``gbnf-sampler`` command line: ``check`` (diagnostics and the doctor's warnings for
+grammar and schema files), ``explain`` (why a text is refused), ``convert`` (JSON Schema or regex
+to GBNF), ``generate`` (constrained generation with any GGUF model) and ``demo`` (the main job on
+the embedded model). Exit statuses: :mod:`.status`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..errors import GbnfSamplerError, GrammarError, SchemaError
 from .check import add_check_parser
 from .convert import add_convert_parser
 from .demo import add_demo_parser
+from .explain import add_explain_parser
 from .generate import add_generate_parser
 from .status import EXIT_INVALID, EXIT_USAGE
 
@@ -24,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_check_parser(commands)
     add_convert_parser(commands)
     add_demo_parser(commands)
+    add_explain_parser(commands)
     add_generate_parser(commands)
     return parser
 
