@@ -29,7 +29,7 @@ def _why_empty(facts: Facts, node: syntax.Node) -> tuple[syntax.Node, str] | Non
     if isinstance(node, syntax.Literal):
         return node, 'remove the empty literal ""'
     if isinstance(node, syntax.Repeat) and node.min == 0:
-        required = syntax.Repeat(node.item, 1, node.max)
+        required = node.item if node.max == 1 else syntax.Repeat(node.item, 1, node.max)
         return node, f"require at least one: write {_show(required)} instead of {_show(node)}"
     return None
 
@@ -191,7 +191,7 @@ def _walk_nodes(node: syntax.Node) -> list[syntax.Node]:
 
 
 def check_unbounded_filler(facts: Facts, loc: Locator) -> list[Finding]:
-    if facts.root not in facts.rules or not facts.invisible_rules:
+    if facts.root not in facts.rules:
         return []
     filler = _Filler(facts)
     if not filler.unbounded_rules and not _any_unbounded_invisible_repeat(facts):

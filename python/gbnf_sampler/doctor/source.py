@@ -164,9 +164,12 @@ class SourceParser:
         alternatives = [self.sequence(nested)]
         while True:
             if self.peek() == "|":
+                bar = self.pos
                 self.pos += 1
                 self.skip_space(True)
                 alternatives.append(self.sequence(nested))
+                if alternatives[-1] == syntax.Sequence(()):  # an empty alternative: at its "|"
+                    self.record(alternatives[-1], bar, bar + 1)
             elif not nested and self.at_newline() and self.continuation(alternatives[-1]):
                 continue
             else:
