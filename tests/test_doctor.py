@@ -212,3 +212,15 @@ def test_no_start(toy_vocab: gs.Vocab) -> None:
 def test_vocab_with_every_byte_is_always_spellable() -> None:
     vocab = gs.Vocab([bytes([i]) for i in range(256)] + [b"<s>"], eos_ids=[256], special_ids=[])
     assert not diagnose('root ::= "\U0001f600" [\u4e00-\u4e05]\n', vocab=vocab).findings
+
+
+def test_deepest_nesting_the_core_allows() -> None:
+    # 256 nested groups (the core's limit): the tree conversion falls back to its iterative
+    # form, and every check, the dialect one included, still runs and places its findings.
+    depth = 256
+    text = "root ::= " + '("a" ' * depth + '"z"' + ' | "b" | "b")*' * depth + "\n"
+    report = diagnose(text, dialect="llama.cpp")
+    assert report.skipped == []
+    codes = {f.code for f in report.findings}
+    assert {"empty_output", "shadowed_alternative"} <= codes
+    assert all(f.line == 1 and f.column > 0 for f in report.findings)

@@ -87,6 +87,8 @@ def _report_json(name: str, report: Report) -> dict[str, Any]:
     }
     if report.gbnf is not None:
         out["generated"] = [f.to_dict() for f in report.generated]
+    if report.skipped:
+        out["skipped"] = report.skipped
     return out
 
 
@@ -95,6 +97,8 @@ def _print_report(name: str, report: Report, err: TextIO) -> None:
         print(format_diagnostic(d, name), file=err)
     for f in report.generated:
         print(format_diagnostic(f, f"{name} (generated GBNF)"), file=err)
+    for note in report.skipped:
+        print(f"{name}: note: check skipped: {note}", file=err)
 
 
 def _load_vocab(path: str | None) -> Vocab | None:

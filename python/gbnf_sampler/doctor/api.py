@@ -4,7 +4,8 @@ JSON Schema: its own checks plus the grammar's)."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Collection, Iterator
+import sys
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,13 +45,16 @@ DIALECTS = ("llama.cpp",)
 class Report:
     """What the doctor found: ``errors`` (the grammar did not parse: nothing else ran) and
     ``findings`` (warnings with fixes), in source order. For a schema, ``generated`` holds the
-    findings about the generated grammar ``gbnf`` (their positions point into it)."""
+    findings about the generated grammar ``gbnf`` (their positions point into it). ``skipped``
+    names the checks that could not run (a grammar nested deeper than Python's recursion limit
+    lets them walk)."""
 
     errors: list[Diagnostic] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     grammar: Grammar | None = None
     generated: list[Finding] = field(default_factory=list)
     gbnf: str | None = None
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def all_findings(self) -> list[Finding]:
@@ -89,36 +93,57 @@ def diagnose(
             grammar = Grammar.from_gbnf(source, root=root)
         except GrammarError as e:
             return Report(errors=list(e.diagnostics), findings=core_findings(e.warnings))
+    skipped: list[str] = []
     try:
-        findings = _grammar_findings(grammar, text, vocab, set(skip))
+        findings = _grammar_findings(grammar, text, vocab, set(skip), skipped)
     except GrammarError as e:  # token references the vocabulary cannot resolve
         return Report(errors=list(e.diagnostics), grammar=grammar)
     if dialect == "llama.cpp" and "llama_cpp" not in skip:
-        findings += check_llama_cpp(text, grammar)
-    return Report(findings=_ordered(findings), grammar=grammar)
+        with _gc_paused():
+            findings += _guarded("llama_cpp", skipped, lambda: check_llama_cpp(text, grammar))
+    return Report(findings=_ordered(findings), grammar=grammar, skipped=skipped)
+
+
+# Python frames the recursive walks may use: the core nests at most 256 groups (a few frames
+# each); findings still come (without positions) when a walk hits the limit.
+RECURSION_LIMIT = 3000
 
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Python's cyclic collector paused while the doctor builds and walks large syntax trees
-    (none of them holds a cycle; the collector's passes over them cost more than the checks)."""
+    (none of them holds a cycle; the collector's passes over them cost more than the checks),
+    and the recursion limit raised to :data:`RECURSION_LIMIT` for the recursive walks."""
     enabled = gc.isenabled()
+    limit = sys.getrecursionlimit()
     gc.disable()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         yield
     finally:
+        sys.setrecursionlimit(limit)
         if enabled:
             gc.enable()
 
 
 def _grammar_findings(
-    grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str]
+    grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str], skipped: list[str]
 ) -> list[Finding]:
     with _gc_paused():
-        return _run_checks(grammar, text, vocab, skip)
+        return _run_checks(grammar, text, vocab, skip, skipped)
 
 
-def _run_checks(grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str]) -> list[Finding]:
+def _guarded(code: str, skipped: list[str], run: Callable[[], list[Finding]]) -> list[Finding]:
+    try:
+        return run()
+    except RecursionError:
+        skipped.append(f"{code}: the grammar nests too deeply for this check")
+        return []
+
+
+def _run_checks(
+    grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str], skipped: list[str]
+) -> list[Finding]:
     rules = grammar.rules
     facts = Facts(rules, grammar.root)
     loc = Locator(text, rules)
@@ -131,9 +156,13 @@ def _run_checks(grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str]
     ]
     for code, check in checks:
         if code not in skip:
-            findings += check(facts, loc)
+            findings += _guarded(code, skipped, lambda c=check: c(facts, loc))  # type: ignore[misc]
     if vocab is not None:
-        findings += check_vocab(grammar, facts, loc, vocab, skip)
+        findings += _guarded(
+            "unspellable, no_start",
+            skipped,
+            lambda: check_vocab(grammar, facts, loc, vocab, skip),
+        )
     return [f for f in findings if f.code not in skip]
 
 
@@ -164,8 +193,15 @@ def diagnose_schema(
     findings = []
     if "endless_extras" not in skip:
         findings += check_endless_extras(schema, text, options.get("additional_properties"))
-    generated = _grammar_findings(grammar, gbnf, vocab, set(skip) | CONVERTER_ARTIFACTS)
-    return Report(findings=findings, grammar=grammar, generated=_ordered(generated), gbnf=gbnf)
+    skipped: list[str] = []
+    generated = _grammar_findings(grammar, gbnf, vocab, set(skip) | CONVERTER_ARTIFACTS, skipped)
+    return Report(
+        findings=findings,
+        grammar=grammar,
+        generated=_ordered(generated),
+        gbnf=gbnf,
+        skipped=skipped,
+    )
 
 
 __all__ = ["CODES", "DIALECTS", "Report", "diagnose", "diagnose_schema"]

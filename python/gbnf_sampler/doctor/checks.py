@@ -15,7 +15,10 @@ FILLER_BOUND = 8  # the bound suggested for a runaway filler: {0,8}
 
 
 def _show(node: syntax.Node, limit: int = 60) -> str:
-    text = to_gbnf(node)
+    try:
+        text = to_gbnf(node)
+    except RecursionError:  # nested deeper than the printer can go: shown cut
+        return "(...)"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -129,32 +132,41 @@ class _Filler:
         )
 
     def scan(self) -> None:
-        """Walks every rule the end of the output can follow."""
+        """Visits what the end of the output can follow: from the root, the last items of each
+        sequence (and those before them while the ones after can be empty), into the rules they
+        reference; everything else is never looked at."""
         facts = self.facts
         ending = {facts.root}
         work = [facts.root]
         while work:
             rule = work.pop()
-            stack: list[tuple[syntax.Node, bool]] = [(facts.rules[rule], True)]
+            stack: list[syntax.Node] = [facts.rules[rule]]
             while stack:
-                node, at_end = stack.pop()
-                if at_end and self._is_filler(node):
-                    self._blame(rule, node)
-                    continue
+                node = stack.pop()
                 if isinstance(node, syntax.RuleRef):
-                    if at_end and node.name in facts.rules and node.name not in ending:
+                    if node.name in self.unbounded_rules:
+                        self._blame(rule, node)
+                    elif node.name in facts.rules and node.name not in ending:
                         ending.add(node.name)
                         work.append(node.name)
+                elif self._endless_repeat(node):
+                    self._blame(rule, node)
                 elif isinstance(node, syntax.Sequence):
-                    tail = at_end
                     for item in reversed(node.items):
-                        stack.append((item, tail))
-                        tail = tail and facts.nullable(item)
+                        stack.append(item)
+                        if not facts.nullable(item):
+                            break
                 else:
-                    stack.extend((c, at_end) for c in children(node))
+                    stack.extend(children(node))
 
-    def _is_filler(self, node: syntax.Node) -> bool:
-        return self.facts.node_invisible(node) and self.unbounded(node)
+    def _endless_repeat(self, node: syntax.Node) -> bool:
+        """An unbounded repetition of invisible text."""
+        return (
+            isinstance(node, syntax.Repeat)
+            and node.max is None
+            and self.facts.node_invisible(node.item)
+            and not self._all_empty(node.item)
+        )
 
     def _blame(self, rule: str, node: syntax.Node) -> None:
         """Descends to the repetition (or recursive rule) that makes the filler endless."""
@@ -194,8 +206,6 @@ def check_unbounded_filler(facts: Facts, loc: Locator) -> list[Finding]:
     if facts.root not in facts.rules:
         return []
     filler = _Filler(facts)
-    if not filler.unbounded_rules and not _any_unbounded_invisible_repeat(facts):
-        return []
     filler.scan()
     out = []
     for rule, node, fix in filler.found.values():
@@ -206,14 +216,6 @@ def check_unbounded_filler(facts: Facts, loc: Locator) -> list[Finding]:
         fix = f"{fix}, or drop it at the end of the output, or pass max_whitespace=N to compile()"
         out.append(loc.finding("unbounded_filler", message, fix, rule, node))
     return out
-
-
-def _any_unbounded_invisible_repeat(facts: Facts) -> bool:
-    for body in facts.rules.values():
-        for n in _walk_nodes(body):
-            if isinstance(n, syntax.Repeat) and n.max is None and facts.node_invisible(n.item):
-                return True
-    return False
 
 
 # --- the core's warnings ----------------------------------------------------------------------

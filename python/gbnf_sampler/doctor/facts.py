@@ -5,11 +5,12 @@ components, and which rules can only ever produce whitespace.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import syntax
 from .tree import (
     Rules,
     children,
-    fixpoint,
     reachable,
     reference_graph,
     strongly_connected,
@@ -55,17 +56,30 @@ class Facts:
         self.users = users_of(self.graph)
         self.reachable = reachable(self.graph, root) if root in rules else set()
         self._nullable_nodes: dict[int, bool] = {}
-        self.nullable_rules = fixpoint(
-            rules, self.users, lambda rule, known: _nullable(rules[rule], known, None)
-        )
         self.components = strongly_connected(self.graph)
         self.component_of = {r: i for i, c in enumerate(self.components) for r in c}
         self.recursive = {
             r for c in self.components for r in c if len(c) > 1 or r in self.graph.get(r, ())
         }
+        self.nullable_rules = self._nullable_rules()
         self._invisible_rules: set[str] | None = None
 
     # --- nullable -------------------------------------------------------------------------
+
+    def _nullable_rules(self) -> set[str]:
+        """Rules that can match the empty string, component by component, leaves first (Tarjan
+        emits a component after the ones it reaches): each rule is evaluated once, a cycle
+        until it is stable (the least fixpoint)."""
+        found: set[str] = set()
+        for component in self.components:
+            changed = True
+            while changed:
+                changed = False
+                for name in component:
+                    if name not in found and _nullable(self.rules[name], found, None):
+                        found.add(name)
+                        changed = name in self.recursive
+        return found
 
     def nullable(self, node: syntax.Node) -> bool:
         """The node (one of ``rules``' trees) can match the empty string."""
@@ -110,35 +124,60 @@ def _terminals_invisible(node: syntax.Node) -> bool:
     return True
 
 
+_SEQUENCE, _ALTERNATION, _REPEAT = syntax.Sequence, syntax.Alternation, syntax.Repeat
+
+
 def _nullable(node: syntax.Node, rules: set[str], memo: dict[int, bool] | None) -> bool:
-    """Post-order evaluation without recursion."""
+    """Whether ``node`` can match the empty string, given the nullable ``rules``: a depth-first
+    evaluation without recursion that stops at the first non-empty item of a sequence and the
+    first empty alternative (most rules are decided by their first terminal)."""
     results: dict[int, bool] = {} if memo is None else memo
-    stack: list[tuple[syntax.Node, bool]] = [(node, False)]
-    while stack:
-        current, ready = stack.pop()
-        key = id(current)
-        if key in results:
-            continue
-        kids = children(current)
-        if not ready and kids:
-            stack.append((current, True))
-            stack.extend((k, False) for k in kids if id(k) not in results)
-            continue
-        results[key] = _nullable_here(current, rules, results)
-    return results[id(node)]
+    frames: list[list[Any]] = [[node, 0]]
+    value = False
+    while frames:
+        frame = frames[-1]
+        current, i = frame
+        kind = type(current)
+        if kind is _SEQUENCE or kind is _ALTERNATION or kind is _REPEAT:
+            done = _decided(current, kind, i, value)
+            if done is None:
+                kids = children(current)
+                frame[1] = i + 1
+                child = kids[i]
+                if id(child) in results:
+                    value = results[id(child)]
+                    continue
+                frames.append([child, 0])
+                continue
+            value = done
+        else:
+            value = _leaf_nullable(current, rules)
+        results[id(current)] = value
+        frames.pop()
+    return value
 
 
-def _nullable_here(node: syntax.Node, rules: set[str], results: dict[int, bool]) -> bool:
+def _decided(node: Any, kind: type, i: int, last: bool) -> bool | None:
+    """The value of an inner node once child ``i - 1`` gave ``last`` (None: look at child i)."""
+    if kind is _REPEAT:
+        if node.min == 0:
+            return True
+        return None if i == 0 else last
+    if i > 0:
+        if kind is _SEQUENCE and not last:
+            return False
+        if kind is _ALTERNATION and last:
+            return True
+    if i == len(node.items):
+        return kind is _SEQUENCE
+    return None
+
+
+def _leaf_nullable(node: syntax.Node, rules: set[str]) -> bool:
     if isinstance(node, syntax.Literal):
         return not node.codepoints
     if isinstance(node, syntax.RuleRef):
         return node.name in rules
-    if isinstance(node, syntax.Sequence):
-        return all(results[id(i)] for i in node.items)
-    if isinstance(node, syntax.Alternation):
-        return any(results[id(i)] for i in node.items)
-    if isinstance(node, syntax.Repeat):
-        return node.min == 0 or results[id(node.item)]
     return False  # classes, '.', token references
 
 

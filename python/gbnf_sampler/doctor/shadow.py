@@ -164,7 +164,10 @@ class Nfa:
 
 
 def _show(node: syntax.Node) -> str:
-    text = to_gbnf(node)
+    try:
+        text = to_gbnf(node)
+    except RecursionError:  # nested deeper than the printer can go: shown cut
+        return "(...)"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -221,7 +224,11 @@ def check_shadowed(facts: Facts, loc: Locator) -> list[Finding]:
         for node in walk(body):
             if not isinstance(node, syntax.Alternation):
                 continue
-            for j, i in sorted(_covered(node.items, facts).items()):
+            try:
+                covered = _covered(node.items, facts)
+            except RecursionError:  # comparing subtrees nested too deeply: not decided cheaply
+                continue
+            for j, i in sorted(covered.items()):
                 dup = node.items[j] == node.items[i]
                 relation = "is the same as" if dup else "already matches every text of"
                 message = (

@@ -381,9 +381,9 @@ def parse_rule_source(text: str, name: str, body: syntax.Node) -> RuleSource | N
         return None
     try:
         rule = SourceParser(text).parse_rule(at)
-    except SourceMismatch:
+        return rule if rule.body == body else None
+    except (SourceMismatch, RecursionError):
         return None
-    return rule if rule.body == body else None
 
 
 __all__ = [

