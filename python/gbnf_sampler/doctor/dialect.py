@@ -22,7 +22,7 @@ from .findings import Finding, LineIndex, make_finding
 from .llama_rewrite import Rewriter, rename_map, transform
 from .llama_sim import REPETITION_LIMIT, Expansion, RepeatIssue, expand, left_cycles
 from .source import Event, ParsedSource, RuleSource, SourceMismatch, parse_source
-from .tree import children, strongly_connected, to_gbnf, walk
+from .tree import children, cycles, to_gbnf
 
 CODE = "llama_cpp"
 
@@ -81,6 +81,8 @@ class _Dialect:
                 )
             elif event.kind == "continuation":
                 self.continuation(event)
+            elif event.kind == "nul":
+                self.nul(event)
             elif event.kind == "any_class":
                 self.add(
                     'llama.cpp reads "[^]" as the empty string (no character at all), not as '
@@ -117,28 +119,18 @@ class _Dialect:
                 tuple((e.start, e.end, new) for e in events),
             )
 
-    def nul(self) -> None:
-        for source in self.parsed.definitions:
-            for node in walk(source.body):
-                holds = isinstance(node, syntax.Literal) and 0 in node.codepoints
-                holds |= (
-                    isinstance(node, syntax.CharClass)
-                    and not node.negated
-                    and any(lo == 0 for lo, _ in node.ranges)
-                )
-                if holds:
-                    start, end = source.span(node)
-                    self.out.append(
-                        make_finding(
-                            CODE,
-                            "llama.cpp never matches NUL (U+0000): it reads text as "
-                            "NUL-terminated, so this part can only match without it there",
-                            "remove NUL from it (no llama.cpp spelling matches NUL)",
-                            index=self.index,
-                            start=start,
-                            end=end,
-                        )
-                    )
+    def nul(self, event: Event) -> None:
+        self.out.append(
+            make_finding(
+                CODE,
+                "llama.cpp never matches NUL (U+0000): it reads text as NUL-terminated, so this "
+                "part can only match without it there",
+                "remove NUL from it (no llama.cpp spelling matches NUL)",
+                index=self.index,
+                start=event.start,
+                end=event.end,
+            )
+        )
 
     # --- repetitions ------------------------------------------------------------------------
 
@@ -249,7 +241,7 @@ class _Dialect:
         graph = {
             name: sorted(_leftmost_refs(body, self.facts)) for name, body in self.rules.items()
         }
-        return [c for c in strongly_connected(graph) if len(c) > 1 or c[0] in graph[c[0]]]
+        return cycles(graph)
 
     def true_left_recursive(self) -> list[str]:
         return [name for component in self.left_components() for name in component]
@@ -267,7 +259,7 @@ def _leftmost_refs(node: syntax.Node, facts: Facts) -> set[str]:
         elif isinstance(n, syntax.Sequence):
             for item in n.items:
                 stack.append(item)
-                if not facts.nullable_fresh(item):
+                if not facts.nullable(item):
                     break
         else:
             stack.extend(children(n))
@@ -324,7 +316,6 @@ def check_llama_cpp(text: str, grammar: Grammar) -> list[Finding]:
         return []
     dialect = _Dialect(text, parsed, grammar.root)
     dialect.spelling()
-    dialect.nul()
     expansion = expand(parsed)
     dialect.repeats(expansion)
     dialect.left(expansion)

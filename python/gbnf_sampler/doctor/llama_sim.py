@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .. import syntax
 from .source import ParsedSource, RuleSource
-from .tree import strongly_connected
+from .tree import cycles
 
 REPETITION_LIMIT = 2000  # MAX_REPETITION_THRESHOLD in llama-grammar.cpp
 
@@ -192,11 +192,7 @@ def left_cycles(expansion: Expansion) -> list[list[int]]:
                 if sym not in direct_empty:
                     break
         graph[str(rid)] = edges
-    out = []
-    for component in strongly_connected(graph):
-        if len(component) > 1 or component[0] in graph[component[0]]:
-            out.append(sorted(int(c) for c in component))
-    return sorted(out)
+    return sorted(sorted(int(c) for c in component) for component in cycles(graph))
 
 
 __all__ = ["REPETITION_LIMIT", "Expansion", "RepeatIssue", "expand", "left_cycles"]

@@ -23,6 +23,7 @@ _SPACE_INLINE = re.compile(r"(?:[ \t]+|#[^\r\n]*)*")
 _SPACE_NEWLINES = re.compile(r"(?:[ \t\r\n]+|#[^\r\n]*)*")
 _ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "\\": 0x5C, '"': 0x22, "[": 0x5B, "]": 0x5D, "-": 0x2D}
 _HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
+_PLAIN_LITERAL = re.compile(r'[^"\\]*')
 _ELEMENT_START = frozenset('"[.(<!')
 _POSTFIX = frozenset("*+?{")
 
@@ -38,7 +39,8 @@ class Event:
     is the name; ``definition`` tells a definition from a reference), ``brace`` (a ``{...}``
     repetition; ``definition`` is False when the lower bound is left out, ``{,n}``),
     ``continuation`` (a line starting with ``|``; ``prev_end`` is where the previous
-    alternative's text ended), ``any_class`` (``[^]``)."""
+    alternative's text ended), ``any_class`` (``[^]``), ``nul`` (a literal or class holding
+    U+0000)."""
 
     kind: str
     start: int
@@ -241,12 +243,21 @@ class SourceParser:
     def literal(self) -> syntax.Node:
         start = self.pos
         self.pos += 1
-        codepoints = []
-        while self.peek() != '"':
-            if not self.peek():
+        codepoints: list[int] = []
+        while True:
+            plain = _PLAIN_LITERAL.match(self.text, self.pos)
+            if plain and plain.end() > self.pos:
+                codepoints.extend(map(ord, plain.group()))
+                self.pos = plain.end()
+            c = self.peek()
+            if c == '"':
+                break
+            if not c:
                 raise self.fail("unterminated literal")
             codepoints.append(self.char())
         self.pos += 1
+        if 0 in codepoints:
+            self.event("nul", start, self.pos)
         return self.record(syntax.Literal(tuple(codepoints)), start, self.pos)
 
     def char(self) -> int:
@@ -285,6 +296,8 @@ class SourceParser:
         self.pos += 1
         if negated and not ranges:
             self.event("any_class", start, self.pos)
+        if not negated and any(lo == 0 for lo, _ in ranges):
+            self.event("nul", start, self.pos)
         return self.record(syntax.CharClass(tuple(ranges), negated), start, self.pos)
 
     def token_ref(self) -> syntax.Node:

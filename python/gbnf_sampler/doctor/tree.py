@@ -136,6 +136,30 @@ def strongly_connected(graph: Mapping[str, list[str]]) -> list[list[str]]:
     return components
 
 
+def cycles(graph: Mapping[str, list[str]]) -> list[list[str]]:
+    """The strongly connected components that hold a cycle (two or more nodes, or a self-loop).
+    Nodes that cannot reach a cycle are peeled off first (repeatedly dropping nodes whose edges
+    all lead to dropped nodes), so a graph without cycles costs one linear pass."""
+    remaining = {node: len(edges) for node, edges in graph.items()}
+    into: dict[str, list[str]] = {}
+    for node, edges in graph.items():
+        for nxt in edges:
+            into.setdefault(nxt, []).append(node)
+    sinks = [node for node, count in remaining.items() if count == 0]
+    while sinks:
+        node = sinks.pop()
+        del remaining[node]
+        for prev in into.get(node, ()):
+            if prev in remaining:
+                remaining[prev] -= 1
+                if remaining[prev] == 0:
+                    sinks.append(prev)
+    if not remaining:
+        return []
+    rest = {node: [n for n in graph[node] if n in remaining] for node in remaining}
+    return [c for c in strongly_connected(rest) if len(c) > 1 or c[0] in rest[c[0]]]
+
+
 def fixpoint(
     rules: Rules, users: Mapping[str, list[str]], holds: Callable[[str, set[str]], bool]
 ) -> set[str]:
@@ -244,6 +268,7 @@ def rules_to_gbnf(rules: Rules, names: list[str] | None = None) -> str:
 __all__ = [
     "Rules",
     "children",
+    "cycles",
     "fixpoint",
     "node_at",
     "path_to",
