@@ -45,6 +45,15 @@ MAX_MULTIPLE_OF_STATES = 1000
 MAX_ENUMERATED_MULTIPLES = 256
 DEFAULT_MAX_WHITESPACE = 32
 MAX_INDENT_DEPTH = 32
+# Grammar doctor (gbnf_sampler.doctor): bounds that keep each check's cost predictable.
+DOCTOR_MAX_ABLATIONS = 24
+DOCTOR_MEASURE_STATE_SIZE = 20_000
+DOCTOR_MAX_INLINE_DEPTH = 8
+DOCTOR_MAX_NFA_STATES = 4000
+DOCTOR_MAX_LITERAL_CHECKS = 4096
+DOCTOR_MAX_PAIRWISE = 256
+DOCTOR_MAX_CLASS_CHECK = 64
+DOCTOR_RECURSION_LIMIT = 3000
 # Regex converter.
 MAX_GROUP_DEPTH = 64
 MAX_REPEAT = 1_000_000
@@ -217,6 +226,30 @@ LIMITS: tuple[Limit, ...] = (
         "`schema_to_gbnf(max_whitespace=...)`",
     ),
     Limit(
+        "doctor: alternatives removed one by one to name an ambiguous_growth culprit",
+        DOCTOR_MAX_ABLATIONS,
+        "",
+        "`gs.limits.DOCTOR_MAX_ABLATIONS` (then reported without a culprit)",
+    ),
+    Limit(
+        "doctor: matcher state while measuring ambiguous_growth",
+        DOCTOR_MEASURE_STATE_SIZE,
+        "",
+        "`gs.limits.DOCTOR_MEASURE_STATE_SIZE` (reaching it counts as growth)",
+    ),
+    Limit(
+        "doctor: shadowed_alternative automaton (rules inlined up to 8 deep)",
+        DOCTOR_MAX_NFA_STATES,
+        "states",
+        "`gs.limits.DOCTOR_MAX_NFA_STATES` (the pair is not decided)",
+    ),
+    Limit(
+        "doctor: Python frames for the recursive walks",
+        DOCTOR_RECURSION_LIMIT,
+        "",
+        "`gs.limits.DOCTOR_RECURSION_LIMIT` (a check past it is listed in `Report.skipped`)",
+    ),
+    Limit(
         "regex group nesting", MAX_GROUP_DEPTH, "", "`gs.limits.MAX_GROUP_DEPTH` (`SchemaError`)"
     ),
     Limit("regex repetition bound", MAX_REPEAT, "", "`gs.limits.MAX_REPEAT` (`SchemaError`)"),
@@ -245,6 +278,14 @@ __all__ = [
     "DEFAULT_MAX_ROLLBACK",
     "DEFAULT_MAX_STATE_SIZE",
     "DEFAULT_MAX_WHITESPACE",
+    "DOCTOR_MAX_ABLATIONS",
+    "DOCTOR_MAX_CLASS_CHECK",
+    "DOCTOR_MAX_INLINE_DEPTH",
+    "DOCTOR_MAX_LITERAL_CHECKS",
+    "DOCTOR_MAX_NFA_STATES",
+    "DOCTOR_MAX_PAIRWISE",
+    "DOCTOR_MEASURE_STATE_SIZE",
+    "DOCTOR_RECURSION_LIMIT",
     "LIMITS",
     "MAX_ANYOF_BRANCHES",
     "MAX_AUTOMATON_NESTING",

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import Diagnostic, GrammarError
 from ..grammar import DEFAULT_ROOT, Grammar
+from ..limits import DOCTOR_RECURSION_LIMIT as RECURSION_LIMIT
 from ..schema import schema_to_gbnf
 from ..vocab import Vocab
 from .checks import check_empty_output, check_unbounded_filler, core_findings
@@ -102,11 +103,6 @@ def diagnose(
         with _gc_paused():
             findings += _guarded("llama_cpp", skipped, lambda: check_llama_cpp(text, grammar))
     return Report(findings=_ordered(findings), grammar=grammar, skipped=skipped)
-
-
-# Python frames the recursive walks may use: the core nests at most 256 groups (a few frames
-# each); findings still come (without positions) when a walk hits the limit.
-RECURSION_LIMIT = 3000
 
 
 @contextmanager

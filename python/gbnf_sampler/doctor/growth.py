@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from .. import syntax
 from ..errors import GrammarError, GrammarTooComplexError
 from ..grammar import Grammar
+from ..limits import DOCTOR_MAX_ABLATIONS as MAX_ABLATIONS
+from ..limits import DOCTOR_MEASURE_STATE_SIZE as MEASURE_STATE_CAP
 from ..matcher import Matcher
 from .facts import Facts
 from .findings import Finding
@@ -32,8 +34,6 @@ SAMPLES = 2  # sentences per length
 CHUNK = 4  # bytes fed per accept_bytes call (state_size is read between calls)
 MIN_GROWTH = 8  # items: a step smaller than this is noise
 GROWTH_RATIO = 1.8  # each length's largest state must exceed the previous one's this many times
-MAX_ABLATIONS = 24  # alternatives tried one by one when a cycle grows
-MEASURE_STATE_CAP = 20_000  # max_state_size of the measuring matcher
 WIND_DOWN = 8  # code points before the target where non-recursive alternatives come back
 
 

@@ -18,14 +18,15 @@ Anything else (two infinite languages, recursive rules, token references) is not
 from __future__ import annotations
 
 from .. import syntax
+from ..limits import DOCTOR_MAX_INLINE_DEPTH as MAX_INLINE_DEPTH
+from ..limits import DOCTOR_MAX_LITERAL_CHECKS as MAX_LITERAL_CHECKS
+from ..limits import DOCTOR_MAX_NFA_STATES as MAX_NFA_STATES
+from ..limits import DOCTOR_MAX_PAIRWISE as MAX_PAIRWISE
 from .facts import Facts
 from .findings import Finding
 from .locate import Locator
 from .tree import Rules, to_gbnf, walk
 
-MAX_INLINE_DEPTH = 8
-MAX_NFA_STATES = 4000
-MAX_LITERAL_CHECKS = 4096  # literal x regular-alternative pairs per choice
 MAX_CP = 0x10FFFF
 
 Ranges = tuple[tuple[int, int], ...]
@@ -169,9 +170,6 @@ def _show(node: syntax.Node) -> str:
     except RecursionError:  # nested deeper than the printer can go: shown cut
         return "(...)"
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-MAX_PAIRWISE = 256  # one-character alternatives compared pairwise (above: only with classes)
 
 
 def _covered(items: tuple[syntax.Node, ...], facts: Facts) -> dict[int, int]:

@@ -20,14 +20,13 @@ from collections.abc import Collection, Iterator
 from .. import syntax
 from ..compiled import compile as compile_grammar
 from ..grammar import Grammar
+from ..limits import DOCTOR_MAX_CLASS_CHECK as MAX_CLASS_CHECK
 from ..matcher import Matcher
 from ..vocab import Vocab
 from .facts import Facts
 from .findings import Finding
 from .locate import Locator
 from .tree import walk
-
-MAX_CLASS_CHECK = 64
 
 
 class Spelling:
