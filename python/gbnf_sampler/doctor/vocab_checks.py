@@ -26,7 +26,9 @@ from ..vocab import Vocab
 from .facts import Facts
 from .findings import Finding
 from .locate import Locator
-from .tree import walk
+from .tree import to_gbnf, walk
+
+_UTF8_BYTES = [b for b in range(256) if b not in (0xC0, 0xC1) and b < 0xF5]
 
 
 class Spelling:
@@ -39,7 +41,8 @@ class Spelling:
         self.sorted = sorted(self.tokens)
         self.reversed = sorted(t[::-1] for t in self.tokens)
         self.longest = max((len(t) for t in self.tokens), default=0)
-        self.all_bytes = all(bytes([b]) in self.tokens for b in range(256))
+        # A token for every byte valid UTF-8 can hold (text never needs C0, C1, F5-FF).
+        self.all_bytes = all(bytes([b]) in self.tokens for b in _UTF8_BYTES)
         self.vocab = vocab
 
     def _has_prefix(self, table: list[bytes], prefix: bytes) -> bool:
@@ -136,10 +139,11 @@ def _literal_finding(
     loc: Locator, spelling: Spelling, rule: str, node: syntax.Node, data: bytes, failure: int
 ) -> Finding:
     text = data.decode("utf-8", "replace")
+    shown = to_gbnf(syntax.Literal(tuple(map(ord, text))))
     specials = spelling.special_with_text(data)
     if specials:
         message = (
-            f'"{text}" in rule "{rule}" is the text of special token {specials[0]}, and no '
+            f'{shown} in rule "{rule}" is the text of special token {specials[0]}, and no '
             "sequence of ordinary tokens can write it: the matcher never samples special tokens "
             "for literal text, so this part of the grammar can never be generated"
         )
@@ -148,7 +152,7 @@ def _literal_finding(
     else:
         bad = data[failure : failure + 1]
         message = (
-            f'no sequence of ordinary tokens of this vocabulary can write "{text}" (in rule '
+            f"no sequence of ordinary tokens of this vocabulary can write {shown} (in rule "
             f'"{rule}"; the walk stops at byte {failure}, 0x{bad.hex()}): this part of the '
             "grammar can never be generated"
         )
