@@ -224,3 +224,15 @@ def test_deepest_nesting_the_core_allows() -> None:
     codes = {f.code for f in report.findings}
     assert {"empty_output", "shadowed_alternative"} <= codes
     assert all(f.line == 1 and f.column > 0 for f in report.findings)
+
+
+def test_unspellable_on_a_vocabulary_without_byte_fallback() -> None:
+    pytest.importorskip("llama_cpp", reason="Vocab.from_gguf reads GGUF through llama-cpp-python")
+    from assets import require, vocab_gguf
+
+    vocab = gs.Vocab.from_gguf(require(lambda: vocab_gguf("bert-bge")))  # WordPiece, uncased
+    report = diagnose('root ::= "ok " mood\nmood ::= "\U0001f600" | "fine"\n', vocab=vocab)
+    [finding] = _only(report.findings, "unspellable")
+    assert (finding.line, finding.column, finding.rule) == (2, 10, "mood")
+    assert "0xf0" in finding.message
+    assert not _only(report.findings, "no_start")
