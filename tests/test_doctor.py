@@ -205,7 +205,7 @@ def test_spellable_across_token_boundaries(toy_vocab: gs.Vocab) -> None:
 def test_no_start(toy_vocab: gs.Vocab) -> None:
     [finding] = _only(diagnose('root ::= [qz] "a"\n', vocab=toy_vocab).findings, "no_start")
     assert (finding.line, finding.column) == (1, 1)
-    assert "allows nothing" in finding.message
+    assert "allows nothing" in finding.message and "one of: 'q', 'z'" in finding.message
     assert not _only(diagnose('root ::= "ab"\n', vocab=toy_vocab).findings, "no_start")
 
 

@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterator
 
 from .. import syntax
 from ..compiled import compile as compile_grammar
+from ..explain import describe_bytes
 from ..grammar import Grammar
 from ..limits import DOCTOR_MAX_CLASS_CHECK as MAX_CLASS_CHECK
 from ..matcher import Matcher
@@ -183,8 +184,11 @@ def check_no_start(grammar: Grammar, facts: Facts, loc: Locator, vocab: Vocab) -
     if any(int(t) not in eos for t in allowed):
         return []
     only_eos = len(allowed) > 0
-    message = "no token of this vocabulary can begin the output: the first mask allows " + (
-        "only end-of-sequence (the output can only be empty)" if only_eos else "nothing"
+    first = describe_bytes(Matcher(grammar).explain(b"").expected) or "nothing"
+    allows = "only end-of-sequence (the output can only be empty)" if only_eos else "nothing"
+    message = (
+        f"no token of this vocabulary can begin the output: the first mask allows {allows}; "
+        f"the grammar's first byte is one of: {first}"
     )
     fix = (
         "make the start of the grammar text the vocabulary can write (special-token text must be "
