@@ -4,6 +4,8 @@
 #include <exception>
 #include <limits>
 
+#include "support/bits.h"
+
 namespace gbnf::llama {
 namespace {
 
@@ -14,8 +16,8 @@ SamplerContext* Ctx(const llama_sampler* smpl) {
 bool Allowed(const std::vector<int32_t>& words, int32_t token) {
   if (token < 0) return false;
   const auto index = static_cast<size_t>(token);
-  if (index / 32 >= words.size()) return false;
-  return (static_cast<uint32_t>(words[index / 32]) >> (index % 32)) & 1u;
+  if (detail::WordOf(index) >= words.size()) return false;
+  return detail::TestBit(reinterpret_cast<const uint32_t*>(words.data()), index);
 }
 
 // Records a failure. No exception may cross into llama.cpp's C frames.

@@ -5,6 +5,7 @@
 #include "grammar/lexer.h"
 #include "mask/state_mask.h"
 #include "mask/trie_bytes.h"
+#include "support/bits.h"
 
 namespace gbnf {
 namespace {
@@ -76,11 +77,11 @@ void CompiledGrammar::ResolveTokenRefs() {
 
 void CompiledGrammar::BuildAnyToken() {
   const size_t v = vocab_->size();
-  any_token_.assign((v + 31) / 32, 0);
+  any_token_.assign(detail::WordsFor(v), 0);
   for (size_t id = 0; id < v; ++id) {
     TokenId t = static_cast<TokenId>(id);
     if (vocab_->IsEos(t) || vocab_->Token(t).empty()) continue;
-    any_token_[id >> 5] |= uint32_t{1} << (id & 31);
+    detail::SetBit(any_token_.data(), id);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "mask/state_mask.h"
 #include "mask/trie_walks.h"
 #include "matcher/matcher_access.h"
+#include "support/bits.h"
 
 namespace gbnf {
 namespace detail {
@@ -49,6 +50,8 @@ bool TokenMatcher::AcceptToken(TokenId token_id) {
   return matcher_.AcceptToken(static_cast<uint32_t>(token_id), bytes, !vocab.IsSpecial(token_id));
 }
 
+size_t TokenMatcher::MaskWords() const { return detail::WordsFor(compiled_->vocab().size()); }
+
 // Zeroes the row; EOS bits when the sentence may end here.
 void TokenMatcher::BeginMask(uint32_t* words, size_t num_words) {
   if (num_words < MaskWords()) {
@@ -82,7 +85,7 @@ void TokenMatcher::AddTokenRefBits(uint32_t* words) {
     for (size_t i = 0; i < all.size(); ++i) words[i] |= all[i];
     // (an EOS id stays as BeginMask set it: its bit depends on CanTerminate() alone)
     if (!any && !vocab.IsEos(static_cast<TokenId>(excluded))) {
-      words[excluded >> 5] &= ~(uint32_t{1} << (excluded & 31));
+      detail::ClearBit(words, excluded);
     }
   }
   for (const detail::Item& it : parser.items()) {

@@ -49,14 +49,14 @@ class TokenMatcher {
   void Reset() { matcher_.Reset(); }
   std::string ForcedBytes() { return matcher_.ForcedBytes(); }
 
-  // Writes the allowed-token bitmask into words[0, num_words) (bit i of word j = token 32*j+i;
-  // bits of ids >= vocab size are 0). num_words must be >= MaskWords(). Uses the mask cache;
+  // Writes the allowed-token bitmask into words[0, num_words) (the layout of bitmask.h; bits of
+  // ids >= vocab size are 0). num_words must be >= MaskWords(). Uses the mask cache;
   // allocates nothing and takes no lock once every state it meets has been cached.
   void FillMask(uint32_t* words, size_t num_words);
   // The same mask computed by a walk over the whole token trie (the reference of FillMask).
   void FillMaskReference(uint32_t* words, size_t num_words);
   std::vector<TokenId> AllowedTokens();
-  size_t MaskWords() const { return (compiled_->vocab().size() + 31) / 32; }
+  size_t MaskWords() const;
 
   const CompiledGrammar& compiled() const { return *compiled_; }
   const std::shared_ptr<const CompiledGrammar>& compiled_ptr() const { return compiled_; }
