@@ -24,7 +24,7 @@ struct MaskScratch {
 }  // namespace detail
 
 using detail::MatcherAccess;
-using detail::Parser;
+using detail::Recognizer;
 
 TokenMatcher::TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled)
     : TokenMatcher(compiled, Matcher(compiled->automaton_ptr(), compiled->limits())) {
@@ -66,14 +66,14 @@ void TokenMatcher::BeginMask(uint32_t* words, size_t num_words) {
 
 // Tokens allowed through token-reference edges. Negated edges first: "every token but x".
 void TokenMatcher::AddTokenRefBits(uint32_t* words) {
-  const Parser& parser = MatcherAccess::parser(matcher_);
+  const Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const Automaton& a = compiled_->automaton();
   const Grammar& g = a.grammar();
   const std::vector<int64_t>& ids = *compiled_->token_ids();
   const Vocab& vocab = compiled_->vocab();
   int64_t excluded = -1;
   bool any = false;
-  for (const detail::Item& it : parser.items()) {
+  for (const detail::Item& it : recognizer.items()) {
     for (const TokenEdge& e : a.TokenEdges(it.state)) {
       if (!g.node(e.node).negated) continue;
       if (excluded >= 0 && excluded != ids[e.node]) any = true;
@@ -88,7 +88,7 @@ void TokenMatcher::AddTokenRefBits(uint32_t* words) {
       detail::ClearBit(words, excluded);
     }
   }
-  for (const detail::Item& it : parser.items()) {
+  for (const detail::Item& it : recognizer.items()) {
     for (const TokenEdge& e : a.TokenEdges(it.state)) {
       const TokenId id = static_cast<TokenId>(ids[e.node]);
       if (g.node(e.node).negated || vocab.IsEos(id) || vocab.Token(id).empty()) continue;
@@ -101,9 +101,9 @@ void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
   BeginMask(words, num_words);
   if (matcher_.IsTerminated()) return;
   AddTokenRefBits(words);
-  Parser& parser = MatcherAccess::parser(matcher_);
+  Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const TokenTrie& trie = compiled_->vocab().trie();
-  scratch_->walker.Begin(&parser, compiled_->vocab().max_token_length());
+  scratch_->walker.Begin(&recognizer, compiled_->vocab().max_token_length());
   detail::WalkAllTokens(scratch_->walker, trie, compiled_->trie_bytes(), words);
   scratch_->walker.End();
 }
@@ -119,14 +119,14 @@ void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
 // of their context-dependent tokens. Items whose stack node was predicted in the last step are
 // covered by the item that predicted them (its isolated walk makes the same prediction).
 void TokenMatcher::AddCachedBits(uint32_t* words) {
-  Parser& parser = MatcherAccess::parser(matcher_);
+  Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const TokenTrie& trie = compiled_->vocab().trie();
   detail::MaskScratch& s = *scratch_;
-  const uint64_t step = parser.step();
+  const uint64_t step = recognizer.step();
   s.states.clear();
   bool any_candidate = false;
-  for (const detail::Item& it : parser.items()) {
-    const detail::GssNode& node = parser.gss().node(it.node);
+  for (const detail::Item& it : recognizer.items()) {
+    const detail::GssNode& node = recognizer.gss().node(it.node);
     if (node.step == step && node.cont_count > 0) continue;
     if (std::find(s.states.begin(), s.states.end(), it.state) != s.states.end()) continue;
     s.states.push_back(it.state);
@@ -138,14 +138,16 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
     m.dependent.OrInto(s.candidates.data());
   }
   if (!any_candidate) return;
-  s.walker.Begin(&parser, compiled_->vocab().max_token_length());
+  s.walker.Begin(&recognizer, compiled_->vocab().max_token_length());
   detail::WalkCandidates(s.walker, trie, compiled_->trie_bytes(), s.candidates.data(), words);
   s.walker.End();
 }
 
 std::vector<StateId> TokenMatcher::ItemStates() const {
   std::vector<StateId> out;
-  for (const detail::Item& it : MatcherAccess::parser(matcher_).items()) out.push_back(it.state);
+  for (const detail::Item& it : MatcherAccess::recognizer(matcher_).items()) {
+    out.push_back(it.state);
+  }
   return out;
 }
 

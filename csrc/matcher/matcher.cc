@@ -1,5 +1,5 @@
-// Matcher: the public face of the parser, with atomic accepts, a bounded rollback history, fork,
-// reset and forced bytes.
+// Matcher: the public face of the Earley recognizer, with atomic accepts, a bounded rollback
+// history, fork, reset and forced bytes.
 #include "gbnf_sampler/matcher.h"
 
 #include <stdexcept>
@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "matcher/matcher_access.h"
-#include "matcher/parser.h"
+#include "matcher/recognizer.h"
 
 namespace gbnf::detail {
 
 class MatcherImpl {
  public:
   MatcherImpl(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
-      : parser_(std::move(automaton), limits.max_state_size),
+      : recognizer_(std::move(automaton), limits.max_state_size),
         limits_(limits),
         ring_(size_t{limits.max_rollback} + 1) {}
 
@@ -26,7 +26,7 @@ class MatcherImpl {
   void Reset();
   std::string ForcedBytes();
 
-  Parser parser_;
+  Recognizer recognizer_;
   MatcherLimits limits_;
   bool terminated_ = false;
 
@@ -73,14 +73,14 @@ void MatcherImpl::PushHistory() {
   }
   Snapshot& s = Slot(count_++);
   ring_bytes_ -= SlotBytes(s);
-  s.items.assign(parser_.items().begin(), parser_.items().end());
+  s.items.assign(recognizer_.items().begin(), recognizer_.items().end());
   ring_bytes_ += SlotBytes(s);
-  s.complete = parser_.complete();
+  s.complete = recognizer_.complete();
   s.terminated = terminated_;
 }
 
 void MatcherImpl::RestoreFrom(const Snapshot& s) {
-  parser_.SetState(s.items, s.complete);
+  recognizer_.SetState(s.items, s.complete);
   terminated_ = s.terminated;
 }
 
@@ -117,9 +117,9 @@ void MatcherImpl::TrimHistory() {
 
 // Mark-and-sweep of the stack pools; the roots are the current items and every snapshot.
 void MatcherImpl::MaybeCollect() {
-  Gss& gss = parser_.gss();
+  Gss& gss = recognizer_.gss();
   if (!gss.ShouldCollect()) return;
-  for (const Item& it : parser_.items()) gss.MarkFrom(it.node);
+  for (const Item& it : recognizer_.items()) gss.MarkFrom(it.node);
   for (size_t i = 0; i < count_; ++i) {
     for (const Item& it : Slot(i).items) gss.MarkFrom(it.node);
   }
@@ -131,7 +131,7 @@ bool MatcherImpl::AcceptBytes(std::string_view bytes) {
   PushHistory();
   try {
     for (char c : bytes) {
-      if (!parser_.AdvanceByte(static_cast<uint8_t>(c))) {
+      if (!recognizer_.AdvanceByte(static_cast<uint8_t>(c))) {
         AbortAccept();
         return false;
       }
@@ -146,7 +146,7 @@ bool MatcherImpl::AcceptBytes(std::string_view bytes) {
 }
 
 bool MatcherImpl::AcceptEos() {
-  if (terminated_ || !parser_.complete()) return false;
+  if (terminated_ || !recognizer_.complete()) return false;
   PushHistory();
   terminated_ = true;
   CommitAccept();
@@ -158,7 +158,7 @@ bool MatcherImpl::AcceptTokenRef(uint32_t token_id) {
   PushHistory();
   bool ok = false;
   try {
-    ok = parser_.AdvanceToken(token_id);
+    ok = recognizer_.AdvanceToken(token_id);
   } catch (...) {
     AbortAccept();
     throw;
@@ -174,7 +174,7 @@ bool MatcherImpl::AcceptTokenRef(uint32_t token_id) {
 
 bool MatcherImpl::AdvanceBytes(std::string_view bytes) {
   for (char c : bytes) {
-    if (!parser_.AdvanceByte(static_cast<uint8_t>(c))) return false;
+    if (!recognizer_.AdvanceByte(static_cast<uint8_t>(c))) return false;
   }
   return true;
 }
@@ -184,10 +184,10 @@ bool MatcherImpl::AcceptToken(uint32_t token_id, std::string_view bytes, bool ma
   if (terminated_) return false;
   PushHistory();
   try {
-    bool by_token = parser_.HasTokenEdges() && parser_.AdvanceToken(token_id);
-    bool token_complete = parser_.complete();
+    bool by_token = recognizer_.HasTokenEdges() && recognizer_.AdvanceToken(token_id);
+    bool token_complete = recognizer_.complete();
     if (by_token) {
-      token_items_.assign(parser_.items().begin(), parser_.items().end());
+      token_items_.assign(recognizer_.items().begin(), recognizer_.items().end());
       RestoreFrom(Slot(count_ - 1));
     }
     bool by_bytes = match_bytes && !bytes.empty() && AdvanceBytes(bytes);
@@ -196,9 +196,9 @@ bool MatcherImpl::AcceptToken(uint32_t token_id, std::string_view bytes, bool ma
       return false;
     }
     if (!by_bytes) {
-      parser_.SetState(token_items_, token_complete);
+      recognizer_.SetState(token_items_, token_complete);
     } else if (by_token) {
-      parser_.MergeState(token_items_, token_complete);
+      recognizer_.MergeState(token_items_, token_complete);
     }
   } catch (...) {
     AbortAccept();
@@ -223,7 +223,7 @@ void MatcherImpl::Reset() {
   count_ = 0;
   head_ = 0;
   terminated_ = false;
-  parser_.Reset();
+  recognizer_.Reset();
 }
 
 // Walks forward while exactly one byte is possible, then restores the state.
@@ -232,10 +232,10 @@ std::string MatcherImpl::ForcedBytes() {
   if (terminated_) return out;
   PushHistory();
   try {
-    while (out.size() < limits_.max_forced_bytes && !parser_.complete() &&
-           !parser_.HasTokenEdges()) {
-      int b = parser_.SingleNextByte();
-      if (b < 0 || !parser_.AdvanceByte(static_cast<uint8_t>(b))) break;
+    while (out.size() < limits_.max_forced_bytes && !recognizer_.complete() &&
+           !recognizer_.HasTokenEdges()) {
+      int b = recognizer_.SingleNextByte();
+      if (b < 0 || !recognizer_.AdvanceByte(static_cast<uint8_t>(b))) break;
       out.push_back(static_cast<char>(b));
       MaybeCollect();
     }
@@ -246,8 +246,8 @@ std::string MatcherImpl::ForcedBytes() {
   return out;
 }
 
-Parser& MatcherAccess::parser(Matcher& m) { return m.impl_->parser_; }
-const Parser& MatcherAccess::parser(const Matcher& m) { return m.impl_->parser_; }
+Recognizer& MatcherAccess::recognizer(Matcher& m) { return m.impl_->recognizer_; }
+const Recognizer& MatcherAccess::recognizer(const Matcher& m) { return m.impl_->recognizer_; }
 bool MatcherAccess::terminated(const Matcher& m) { return m.impl_->terminated_; }
 
 }  // namespace gbnf::detail
@@ -268,9 +268,9 @@ bool Matcher::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_
   return impl_->AcceptToken(token_id, bytes, match_bytes);
 }
 void Matcher::SetTokenIds(std::shared_ptr<const std::vector<int64_t>> token_ids) {
-  impl_->parser_.SetTokenIds(std::move(token_ids));
+  impl_->recognizer_.SetTokenIds(std::move(token_ids));
 }
-bool Matcher::CanTerminate() const { return !impl_->terminated_ && impl_->parser_.complete(); }
+bool Matcher::CanTerminate() const { return !impl_->terminated_ && impl_->recognizer_.complete(); }
 bool Matcher::IsTerminated() const { return impl_->terminated_; }
 void Matcher::Rollback(size_t n) { impl_->Rollback(n); }
 size_t Matcher::RollbackAvailable() const { return impl_->history(); }
@@ -281,8 +281,8 @@ Matcher Matcher::Fork() const {
 }
 void Matcher::Reset() { impl_->Reset(); }
 std::string Matcher::ForcedBytes() { return impl_->ForcedBytes(); }
-size_t Matcher::StateSize() const { return impl_->parser_.items().size(); }
-const Automaton& Matcher::automaton() const { return impl_->parser_.automaton(); }
+size_t Matcher::StateSize() const { return impl_->recognizer_.items().size(); }
+const Automaton& Matcher::automaton() const { return impl_->recognizer_.automaton(); }
 const MatcherLimits& Matcher::limits() const { return impl_->limits_; }
 
 }  // namespace gbnf

@@ -33,7 +33,7 @@ struct MatcherLimits {
 
 namespace detail {
 class MatcherImpl;
-class MatcherAccess;  // the token-level matcher's view of the parser (csrc/mask)
+class MatcherAccess;  // the token-level matcher's view of the recognizer (csrc/mask)
 }
 
 class Matcher {
