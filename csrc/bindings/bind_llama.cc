@@ -9,7 +9,6 @@
 #include "bindings/exclusive.h"
 #include "gbnf_sampler/token_matcher.h"
 #include "llama/sampler_hook.h"
-#include "llama/token_matcher_constraint.h"
 
 namespace py = pybind11;
 
@@ -51,8 +50,8 @@ void BindLlama(py::module_& m) {
             ExclusiveUse<TokenMatcher> use(matcher);
             return matcher.Fork();
           }();
-          auto* ctx = llama::CreateContext(llama::MakeTokenMatcherConstraint(std::move(fork)),
-                                           init, reinterpret_cast<const void*>(iface_address));
+          auto* ctx = llama::CreateContext(std::move(fork), init,
+                                           reinterpret_cast<const void*>(iface_address));
           return reinterpret_cast<uintptr_t>(ctx);
         });
   // Raw-pointer entry points: the address must be a live context created by this module.
@@ -61,14 +60,14 @@ void BindLlama(py::module_& m) {
   m.def("_unsafe_sampler_accepted",
         [](uintptr_t ctx) { return ContextAt(ctx)->accepted; });
   m.def("_unsafe_sampler_forced_bytes",
-        [](uintptr_t ctx) { return py::bytes(ContextAt(ctx)->constraint->ForcedBytes()); });
+        [](uintptr_t ctx) { return py::bytes(ContextAt(ctx)->matcher.ForcedBytes()); });
   m.def("_unsafe_sampler_acceptable_prefix", [](uintptr_t ctx, const std::vector<int32_t>& t) {
     llama::SamplerContext* context = ContextAt(ctx);
     py::gil_scoped_release release;  // accepts up to t.size() tokens on a copy of the state
-    return context->constraint->AcceptablePrefix(t.data(), t.size());
+    return llama::AcceptablePrefix(*context, t.data(), t.size());
   });
   m.def("_unsafe_sampler_is_terminated",
-        [](uintptr_t ctx) { return ContextAt(ctx)->constraint->IsTerminated(); });
+        [](uintptr_t ctx) { return ContextAt(ctx)->matcher.IsTerminated(); });
   m.def("_unsafe_destroy_sampler_context",
         [](uintptr_t ctx) { llama::DestroyContext(ContextAt(ctx)); });
 }
