@@ -12,7 +12,7 @@
 #include "gbnf_sampler/batch.h"
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
-#include "mask/state_mask.h"
+#include "mask/mask_cache.h"
 
 namespace py = pybind11;
 
@@ -179,7 +179,7 @@ void BindMask(py::module_& m) {
              const detail::StateMask* m = nullptr;
              {
                py::gil_scoped_release release;  // the first use fills the entry (milliseconds)
-               m = &c.StateMaskOf(s);
+               m = &c.mask_cache().StateMaskOf(s);
              }
              return py::make_tuple(m->accepted.size(), m->dependent.size());
            })

@@ -5,23 +5,20 @@
 #include <stdexcept>
 #include <string>
 
+#include "mask/mask_cache.h"
 #include "mask/prefix_walker.h"
-#include "mask/state_mask.h"
 #include "mask/trie_walks.h"
 #include "matcher/matcher_access.h"
 #include "support/bits.h"
 
 namespace gbnf {
-namespace detail {
 
-// Per-matcher buffers of the mask fill, reused across steps (not copied by Fork).
-struct MaskScratch {
-  PrefixWalker walker;
+// Reused across steps (not copied by Fork).
+struct TokenMatcher::Scratch {
+  detail::PrefixWalker walker;
   std::vector<uint32_t> candidates;  // bitset over trie positions
   std::vector<StateId> states;       // states already merged this step
 };
-
-}  // namespace detail
 
 using detail::MatcherAccess;
 using detail::Recognizer;
@@ -34,7 +31,7 @@ TokenMatcher::TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled)
 TokenMatcher::TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher)
     : compiled_(std::move(compiled)),
       matcher_(std::move(matcher)),
-      scratch_(std::make_unique<detail::MaskScratch>()) {}
+      scratch_(std::make_unique<Scratch>()) {}
 
 TokenMatcher::~TokenMatcher() = default;
 TokenMatcher::TokenMatcher(TokenMatcher&&) noexcept = default;
@@ -104,7 +101,7 @@ void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
   Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const TokenTrie& trie = compiled_->vocab().trie();
   scratch_->walker.Begin(&recognizer, compiled_->vocab().max_token_length());
-  detail::WalkAllTokens(scratch_->walker, trie, compiled_->trie_bytes(), words);
+  detail::WalkAllTokens(scratch_->walker, trie, compiled_->mask_cache().trie_bytes(), words);
   scratch_->walker.End();
 }
 
@@ -121,7 +118,8 @@ void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
 void TokenMatcher::AddCachedBits(uint32_t* words) {
   Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const TokenTrie& trie = compiled_->vocab().trie();
-  detail::MaskScratch& s = *scratch_;
+  Scratch& s = *scratch_;
+  const CompiledGrammar::MaskCache& cache = compiled_->mask_cache();
   const uint64_t step = recognizer.step();
   s.states.clear();
   bool any_candidate = false;
@@ -130,7 +128,7 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
     if (node.step == step && node.cont_count > 0) continue;
     if (std::find(s.states.begin(), s.states.end(), it.state) != s.states.end()) continue;
     s.states.push_back(it.state);
-    const detail::StateMask& m = compiled_->StateMaskOf(it.state);
+    const detail::StateMask& m = cache.StateMaskOf(it.state);
     m.accepted.OrInto(words);
     if (m.dependent.empty()) continue;
     if (!any_candidate) s.candidates.assign(detail::WordsFor(trie.size()), 0);
@@ -139,7 +137,7 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
   }
   if (!any_candidate) return;
   s.walker.Begin(&recognizer, compiled_->vocab().max_token_length());
-  detail::WalkCandidates(s.walker, trie, compiled_->trie_bytes(), s.candidates.data(), words);
+  detail::WalkCandidates(s.walker, trie, cache.trie_bytes(), s.candidates.data(), words);
   s.walker.End();
 }
 

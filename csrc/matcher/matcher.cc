@@ -9,11 +9,15 @@
 #include "matcher/matcher_access.h"
 #include "matcher/recognizer.h"
 
-namespace gbnf::detail {
+namespace gbnf {
 
-class MatcherImpl {
+using detail::Gss;
+using detail::Item;
+using detail::Recognizer;
+
+class Matcher::Impl {
  public:
-  MatcherImpl(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
+  Impl(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
       : recognizer_(std::move(automaton), limits.max_state_size),
         limits_(limits),
         ring_(size_t{limits.max_rollback} + 1) {}
@@ -66,7 +70,7 @@ class MatcherImpl {
   }
 };
 
-void MatcherImpl::PushHistory() {
+void Matcher::Impl::PushHistory() {
   if (count_ == ring_.size()) {
     head_ = (head_ + 1) % ring_.size();
     --count_;
@@ -79,17 +83,17 @@ void MatcherImpl::PushHistory() {
   s.terminated = terminated_;
 }
 
-void MatcherImpl::RestoreFrom(const Snapshot& s) {
+void Matcher::Impl::RestoreFrom(const Snapshot& s) {
   recognizer_.SetState(s.items, s.complete);
   terminated_ = s.terminated;
 }
 
-void MatcherImpl::AbortAccept() {
+void Matcher::Impl::AbortAccept() {
   RestoreFrom(Slot(count_ - 1));
   --count_;
 }
 
-void MatcherImpl::CommitAccept() {
+void Matcher::Impl::CommitAccept() {
   while (count_ > limits_.max_rollback) {
     head_ = (head_ + 1) % ring_.size();
     --count_;
@@ -97,13 +101,13 @@ void MatcherImpl::CommitAccept() {
   if (ring_bytes_ > limits_.max_history_bytes) TrimHistory();
 }
 
-void MatcherImpl::ReleaseSlot(size_t i) {
+void Matcher::Impl::ReleaseSlot(size_t i) {
   Snapshot& s = Slot(i);
   ring_bytes_ -= SlotBytes(s);
   std::vector<Item>().swap(s.items);
 }
 
-void MatcherImpl::TrimHistory() {
+void Matcher::Impl::TrimHistory() {
   // Slots past the live snapshots (left by rollback, reset or dropped history) go first.
   for (size_t i = count_; i < ring_.size() && ring_bytes_ > limits_.max_history_bytes; ++i) {
     ReleaseSlot(i);
@@ -116,7 +120,7 @@ void MatcherImpl::TrimHistory() {
 }
 
 // Mark-and-sweep of the stack pools; the roots are the current items and every snapshot.
-void MatcherImpl::MaybeCollect() {
+void Matcher::Impl::MaybeCollect() {
   Gss& gss = recognizer_.gss();
   if (!gss.ShouldCollect()) return;
   for (const Item& it : recognizer_.items()) gss.MarkFrom(it.node);
@@ -126,7 +130,7 @@ void MatcherImpl::MaybeCollect() {
   gss.Sweep();
 }
 
-bool MatcherImpl::AcceptBytes(std::string_view bytes) {
+bool Matcher::Impl::AcceptBytes(std::string_view bytes) {
   if (terminated_) return false;
   PushHistory();
   try {
@@ -145,7 +149,7 @@ bool MatcherImpl::AcceptBytes(std::string_view bytes) {
   return true;
 }
 
-bool MatcherImpl::AcceptEos() {
+bool Matcher::Impl::AcceptEos() {
   if (terminated_ || !recognizer_.complete()) return false;
   PushHistory();
   terminated_ = true;
@@ -153,7 +157,7 @@ bool MatcherImpl::AcceptEos() {
   return true;
 }
 
-bool MatcherImpl::AcceptTokenRef(uint32_t token_id) {
+bool Matcher::Impl::AcceptTokenRef(uint32_t token_id) {
   if (terminated_) return false;
   PushHistory();
   bool ok = false;
@@ -172,7 +176,7 @@ bool MatcherImpl::AcceptTokenRef(uint32_t token_id) {
   return true;
 }
 
-bool MatcherImpl::AdvanceBytes(std::string_view bytes) {
+bool Matcher::Impl::AdvanceBytes(std::string_view bytes) {
   for (char c : bytes) {
     if (!recognizer_.AdvanceByte(static_cast<uint8_t>(c))) return false;
   }
@@ -180,7 +184,7 @@ bool MatcherImpl::AdvanceBytes(std::string_view bytes) {
 }
 
 // The union of the token-edge step and the byte steps, both from the state before the call.
-bool MatcherImpl::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes) {
+bool Matcher::Impl::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes) {
   if (terminated_) return false;
   PushHistory();
   try {
@@ -209,7 +213,7 @@ bool MatcherImpl::AcceptToken(uint32_t token_id, std::string_view bytes, bool ma
   return true;
 }
 
-void MatcherImpl::Rollback(size_t n) {
+void Matcher::Impl::Rollback(size_t n) {
   if (n > count_) {
     throw std::invalid_argument("rollback(" + std::to_string(n) + ") exceeds the available history of " +
                                 std::to_string(count_) + " accept calls");
@@ -219,7 +223,7 @@ void MatcherImpl::Rollback(size_t n) {
   count_ -= n;
 }
 
-void MatcherImpl::Reset() {
+void Matcher::Impl::Reset() {
   count_ = 0;
   head_ = 0;
   terminated_ = false;
@@ -227,7 +231,7 @@ void MatcherImpl::Reset() {
 }
 
 // Walks forward while exactly one byte is possible, then restores the state.
-std::string MatcherImpl::ForcedBytes() {
+std::string Matcher::Impl::ForcedBytes() {
   std::string out;
   if (terminated_) return out;
   PushHistory();
@@ -246,17 +250,17 @@ std::string MatcherImpl::ForcedBytes() {
   return out;
 }
 
-Recognizer& MatcherAccess::recognizer(Matcher& m) { return m.impl_->recognizer_; }
-const Recognizer& MatcherAccess::recognizer(const Matcher& m) { return m.impl_->recognizer_; }
-bool MatcherAccess::terminated(const Matcher& m) { return m.impl_->terminated_; }
+namespace detail {
 
-}  // namespace gbnf::detail
+Recognizer& MatcherAccess::recognizer(Matcher& m) { return m.impl().recognizer_; }
+const Recognizer& MatcherAccess::recognizer(const Matcher& m) { return m.impl().recognizer_; }
+bool MatcherAccess::terminated(const Matcher& m) { return m.impl().terminated_; }
 
-namespace gbnf {
+}  // namespace detail
 
 Matcher::Matcher(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
-    : impl_(std::make_unique<detail::MatcherImpl>(std::move(automaton), limits)) {}
-Matcher::Matcher(std::unique_ptr<detail::MatcherImpl> impl) : impl_(std::move(impl)) {}
+    : impl_(std::make_unique<Impl>(std::move(automaton), limits)) {}
+Matcher::Matcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Matcher::~Matcher() = default;
 Matcher::Matcher(Matcher&&) noexcept = default;
 Matcher& Matcher::operator=(Matcher&&) noexcept = default;
@@ -275,7 +279,7 @@ bool Matcher::IsTerminated() const { return impl_->terminated_; }
 void Matcher::Rollback(size_t n) { impl_->Rollback(n); }
 size_t Matcher::RollbackAvailable() const { return impl_->history(); }
 Matcher Matcher::Fork() const {
-  auto copy = std::make_unique<detail::MatcherImpl>(*impl_);
+  auto copy = std::make_unique<Impl>(*impl_);
   copy->RecountHistoryBytes();
   return Matcher(std::move(copy));
 }

@@ -1,5 +1,5 @@
 // The token-level matcher's view of a Matcher's recognizer (mask walks run on it in place).
-// Defined in matcher.cc, where MatcherImpl lives.
+// Defined in matcher.cc, where Matcher::Impl lives.
 #pragma once
 
 #include "gbnf_sampler/matcher.h"

@@ -26,10 +26,6 @@
 
 namespace gbnf {
 
-namespace detail {
-struct MaskScratch;
-}
-
 class TokenMatcher {
  public:
   explicit TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled);
@@ -65,6 +61,8 @@ class TokenMatcher {
   std::vector<StateId> ItemStates() const;
 
  private:
+  struct Scratch;  // per-matcher buffers of the mask fill (token_matcher.cc)
+
   TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher);
   void BeginMask(uint32_t* words, size_t num_words);
   void AddTokenRefBits(uint32_t* words);
@@ -72,7 +70,7 @@ class TokenMatcher {
 
   std::shared_ptr<const CompiledGrammar> compiled_;
   Matcher matcher_;
-  std::unique_ptr<detail::MaskScratch> scratch_;
+  std::unique_ptr<Scratch> scratch_;
 };
 
 }  // namespace gbnf
