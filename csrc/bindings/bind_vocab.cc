@@ -7,6 +7,7 @@
 
 #include "bindings/bindings.h"
 #include "gbnf_sampler/vocab.h"
+#include "testing/walk_prefix_filter.h"
 
 namespace py = pybind11;
 
@@ -28,7 +29,7 @@ const TokenTrie& TrieNoGil(const Vocab& v) {
 
 py::tuple WalkFilter(const Vocab& v, const std::vector<std::string>& texts) {
   size_t visited = 0;
-  std::vector<TokenId> ids = WalkPrefixFilter(TrieNoGil(v), texts, &visited);
+  std::vector<TokenId> ids = detail::WalkPrefixFilter(TrieNoGil(v), texts, &visited);
   return py::make_tuple(ids, visited);
 }
 
