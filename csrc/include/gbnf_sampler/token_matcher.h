@@ -57,6 +57,8 @@ class TokenMatcher {
   const CompiledGrammar& compiled() const { return *compiled_; }
   const std::shared_ptr<const CompiledGrammar>& compiled_ptr() const { return compiled_; }
   const Matcher& byte_matcher() const { return matcher_; }
+  // Live parser items (Matcher::StateSize).
+  size_t StateSize() const { return matcher_.StateSize(); }
   // The automaton states of the live parser items (diagnostics, tests and benchmarks).
   std::vector<StateId> ItemStates() const;
 
