@@ -117,12 +117,11 @@ void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
 // covered by the item that predicted them (its isolated walk makes the same prediction).
 void TokenMatcher::AddCachedBits(uint32_t* words) {
   Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
-  const TokenTrie& trie = compiled_->vocab().trie();
   Scratch& s = *scratch_;
   const CompiledGrammar::MaskCache& cache = compiled_->mask_cache();
+  const TokenTrie* trie = nullptr;  // fetched only when some token is context-dependent
   const uint64_t step = recognizer.step();
   s.states.clear();
-  bool any_candidate = false;
   for (const detail::Item& it : recognizer.items()) {
     const detail::GssNode& node = recognizer.gss().node(it.node);
     if (node.step == step && node.cont_count > 0) continue;
@@ -131,13 +130,15 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
     const detail::StateMask& m = cache.StateMaskOf(it.state);
     m.accepted.OrInto(words);
     if (m.dependent.empty()) continue;
-    if (!any_candidate) s.candidates.assign(detail::WordsFor(trie.size()), 0);
-    any_candidate = true;
+    if (trie == nullptr) {
+      trie = &compiled_->vocab().trie();
+      s.candidates.assign(detail::WordsFor(trie->size()), 0);
+    }
     m.dependent.OrInto(s.candidates.data());
   }
-  if (!any_candidate) return;
+  if (trie == nullptr) return;
   s.walker.Begin(&recognizer, compiled_->vocab().max_token_length());
-  detail::WalkCandidates(s.walker, trie, cache.trie_bytes(), s.candidates.data(), words);
+  detail::WalkCandidates(s.walker, *trie, cache.trie_bytes(), s.candidates.data(), words);
   s.walker.End();
 }
 
