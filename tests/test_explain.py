@@ -4,9 +4,12 @@ checked against a plain byte-by-byte reference; the matcher's state is never cha
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import gbnf_sampler as gs
+from assets import llama_cpp_grammars, require
 from gbnf_sampler.explain import describe_bytes, json_pointer
 from test_matcher import CASES, b
 
@@ -181,3 +184,23 @@ def test_every_dead_input_against_a_reference(grammar: str, dead: bytes) -> None
         assert not e.complete
     wanted = [x for lo, hi in e.expected for x in range(lo, hi + 1)]
     assert wanted == [x for x in range(256) if fits(prefix + bytes([x]))]
+
+
+def test_rule_path_of_a_nested_json_value() -> None:
+    text = (Path(require(llama_cpp_grammars)["json"])).read_text(encoding="utf-8")
+    e = gs.Matcher(gs.Grammar.from_gbnf(text)).explain(b'{"a": [1, 2, tru]}')
+    # "tru" is a value inside an array inside the object's value.
+    assert e.rule_path == ("root", "object", "value", "array", "value")
+    assert "in rule: root > object > value > array > value" in str(e)
+
+
+def test_rule_stacks_one_per_open_position() -> None:
+    g = gs.Grammar.from_gbnf('root ::= "<" tag ">" | "<" num ">"\ntag ::= [a-z]+\nnum ::= [0-9]+')
+    m = gs.Matcher(g)
+    assert m.accept_bytes(b"<")
+    assert sorted(m.rule_stacks()) == [["root", "num"], ["root", "tag"]]
+    # After "<a": another letter (read in tag, inlined into root) or the ">" of root itself.
+    assert set(m.explain(b"a!").rule_paths) == {("root",), ("root", "tag")}
+    assert m.rule_stacks(limit=1) in ([["root", "num"]], [["root", "tag"]])
+    with pytest.raises(ValueError):
+        m.rule_stacks(limit=0)

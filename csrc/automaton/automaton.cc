@@ -20,6 +20,11 @@ void AutomatonAssembler::Run() {
   CheckSize();
   a_.rule_start_.reserve(nfa_.rule_start.size());
   for (StateId s : nfa_.rule_start) a_.rule_start_.push_back(new_id_[s]);
+  if (nfa_.chains.size() > 1) {
+    a_.chains_ = nfa_.chains;
+    a_.state_chain_.reserve(important_.size());
+    for (StateId s : important_) a_.state_chain_.push_back(nfa_.state_chain[s]);
+  }
   PruneDeadStates();
   SetFinalKinds();
   ComputeNullable();

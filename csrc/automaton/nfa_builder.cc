@@ -27,6 +27,7 @@ void NfaBuilder::BuildRule(RuleId rule) {
 }
 
 StateId NfaBuilder::NewState() {
+  nfa_.state_chain.push_back(chain_);
   ++nfa_.num_states;
   if ((nfa_.num_states & 0xFFF) == 0) CheckSize();
   return nfa_.num_states - 1;
@@ -84,7 +85,18 @@ StateId NfaBuilder::Build(NodeId id, StateId in, uint32_t depth) {
 // reference becomes a call edge.
 StateId NfaBuilder::BuildRuleRef(const Node& node, StateId in, uint32_t depth) {
   if (inline_[node.rule] && depth + 1 + rule_depth_[node.rule] <= limits_.max_nesting_depth) {
-    return Build(grammar_.rule(node.rule).body, in, depth + 1);
+    const uint32_t outer = chain_;
+    auto [it, added] = chain_ids_.try_emplace({outer, node.rule},
+                                              static_cast<uint32_t>(nfa_.chains.size()));
+    if (added) {
+      std::vector<RuleId> chain = nfa_.chains[outer];
+      chain.push_back(node.rule);
+      nfa_.chains.push_back(std::move(chain));
+    }
+    chain_ = it->second;
+    const StateId out = Build(grammar_.rule(node.rule).body, in, depth + 1);
+    chain_ = outer;
+    return out;
   }
   StateId out = NewState();
   AddEdge(in, out, NfaEdgeKind::kCall, node.rule);

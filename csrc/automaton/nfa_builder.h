@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "automaton/utf8_ranges.h"
@@ -28,6 +30,10 @@ struct Nfa {
   std::vector<NfaEdge> edges;
   std::vector<StateId> rule_start;  // per rule
   std::vector<StateId> rule_final;  // per rule
+  // Per state: the chain of inlined rules it was built inside (an index into `chains`; chain 0
+  // is empty: the state belongs to its own rule's body). For explanations (rule stacks).
+  std::vector<uint32_t> state_chain;
+  std::vector<std::vector<RuleId>> chains{{}};
 };
 
 // Builds the NFA of every rule. Throws LimitError("max_automaton_size" / "max_nesting_depth").
@@ -62,6 +68,8 @@ class NfaBuilder {
   std::unordered_map<NodeId, std::vector<Utf8Sequence>> sequences_;  // per class / any node
   std::vector<uint8_t> inline_;        // per rule: expand references in place
   std::vector<uint32_t> rule_depth_;   // per rule: AST depth of the body
+  uint32_t chain_ = 0;                 // the inlined rules being built (index into nfa_.chains)
+  std::map<std::pair<uint32_t, RuleId>, uint32_t> chain_ids_;  // (outer chain, rule) -> chain
 };
 
 }  // namespace gbnf::detail

@@ -144,6 +144,11 @@ void BindMask(py::module_& m) {
            [](PyTokenMatcher& self) {
              return Run(self, 0, [](TokenMatcher& t) { return t.ItemStates(); });
            })
+      .def("rule_stacks",
+           [](PyTokenMatcher& self, size_t limit) {
+             return Run(self, 0, [limit](TokenMatcher& t) { return t.RuleStacks(limit); });
+           },
+           py::arg("limit"))
       .def_property_readonly("mask_words", &TokenMatcher::MaskWords)
       .def_property_readonly("state_size", [](PyTokenMatcher& self) {
         return Run(self, 0, [](TokenMatcher& t) { return t.StateSize(); });

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <utility>
 
+#include <pybind11/stl.h>
+
 #include "bindings/arrays.h"
 #include "bindings/bindings.h"
 #include "bindings/exclusive.h"
@@ -88,6 +90,11 @@ void BindMatcher(py::module_& m) {
              return py::bytes(
                  Run(self, kReleaseGilWork, [](Matcher& m) { return m.ForcedBytes(); }));
            })
+      .def("rule_stacks",
+           [](PyMatcher& self, size_t limit) {
+             return Run(self, 0, [limit](Matcher& m) { return m.RuleStacks(limit); });
+           },
+           py::arg("limit"))
       .def_property_readonly("state_size", [](PyMatcher& self) {
         return Run(self, 0, [](Matcher& m) { return m.StateSize(); });
       });

@@ -286,6 +286,17 @@ Matcher Matcher::Fork() const {
 void Matcher::Reset() { impl_->Reset(); }
 std::string Matcher::ForcedBytes() { return impl_->ForcedBytes(); }
 size_t Matcher::StateSize() const { return impl_->recognizer_.items().size(); }
+std::vector<std::vector<std::string>> Matcher::RuleStacks(size_t limit) const {
+  const Grammar& grammar = impl_->recognizer_.automaton().grammar();
+  std::vector<std::vector<std::string>> out;
+  for (const std::vector<RuleId>& stack : impl_->recognizer_.RuleStacks(limit)) {
+    std::vector<std::string> names;
+    names.reserve(stack.size());
+    for (RuleId r : stack) names.push_back(grammar.rule(r).name);
+    out.push_back(std::move(names));
+  }
+  return out;
+}
 const Automaton& Matcher::automaton() const { return impl_->recognizer_.automaton(); }
 const MatcherLimits& Matcher::limits() const { return impl_->limits_; }
 

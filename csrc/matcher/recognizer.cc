@@ -1,5 +1,6 @@
 #include "matcher/recognizer.h"
 
+#include <algorithm>
 #include <string>
 
 namespace gbnf::detail {
@@ -71,6 +72,41 @@ bool Recognizer::FinishStep() {
   items_.swap(scratch_.next);
   complete_ = next_complete_;
   return true;
+}
+
+std::vector<std::vector<RuleId>> Recognizer::RuleStacks(size_t limit) const {
+  std::vector<std::vector<RuleId>> out;
+  std::vector<uint32_t> seen;  // nodes on the current walk (stacks may loop: left recursion)
+  for (const Item& it : items_) {
+    if (out.size() >= limit) break;
+    const bool takes_input = !automaton_->ByteEdges(it.state).empty() ||
+                             !automaton_->TokenEdges(it.state).empty();
+    if (!takes_input) continue;
+    std::vector<RuleId> stack;
+    seen.clear();
+    for (uint32_t node = it.node;;) {
+      if (std::find(seen.begin(), seen.end(), node) != seen.end()) break;
+      seen.push_back(node);
+      const GssNode& n = gss_.node(node);
+      stack.push_back(n.rule);
+      if (n.cont_head == kNil) break;
+      node = gss_.cont(n.cont_head).node;
+    }
+    std::reverse(stack.begin(), stack.end());
+    // Rules inlined into the item's rule: those the next byte (token) would be read in.
+    auto add = [&](const std::vector<RuleId>& inlined) {
+      std::vector<RuleId> full = stack;
+      full.insert(full.end(), inlined.begin(), inlined.end());
+      if (out.size() < limit && std::find(out.begin(), out.end(), full) == out.end()) {
+        out.push_back(std::move(full));
+      }
+    };
+    for (const ByteEdge& e : automaton_->ByteEdges(it.state)) add(automaton_->InlinedRules(e.target));
+    for (const TokenEdge& e : automaton_->TokenEdges(it.state)) {
+      add(automaton_->InlinedRules(e.target));
+    }
+  }
+  return out;
 }
 
 bool Recognizer::AdvanceByte(uint8_t byte) {

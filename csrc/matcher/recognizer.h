@@ -48,6 +48,14 @@ class Recognizer {
   bool HasTokenEdges() const;
 
   Gss& gss() { return gss_; }
+  const Gss& gss() const { return gss_; }
+
+  // For each item that can take a byte or a token next: the rules from the root down to the
+  // item's rule, following the first caller of each stack node (a node may have several; a rule
+  // called in tail position left the stack and is not shown), then the rules inlined into it
+  // that the next byte would be read in (Automaton::InlinedRules of each edge's target).
+  // Distinct stacks, at most `limit`.
+  std::vector<std::vector<RuleId>> RuleStacks(size_t limit) const;
 
  private:
   // Per-step buffers, reused across steps and not copied by fork.

@@ -23,6 +23,7 @@ class _Matcher(Protocol):
     def accept_token(self, token_id: int) -> bool: ...
     def can_terminate(self) -> bool: ...
     def allowed_tokens(self) -> Any: ...
+    def rule_stacks(self) -> list[list[str]]: ...
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,10 @@ class Explanation:
         else:
             head = f"the text leaves the grammar at {where}: {_byte_text(self.byte)} is not allowed"
         lines = [head]
-        if self.rule_path:
-            lines.append("  in rule: " + " > ".join(self.rule_path))
+        for path in self.rule_paths[:3]:
+            lines.append("  in rule: " + " > ".join(path))
+        if len(self.rule_paths) > 3:
+            lines.append(f"  (and {len(self.rule_paths) - 3} more rule stacks)")
         expected = self.expected_text() or "nothing"
         lines.append(
             f"  expected: {expected}" + (" or the end of the text" if self.can_end else "")
@@ -208,7 +211,7 @@ def explain(
         column=column,
         byte=text[offset] if offset < len(text) and (token_index is None or refused) else None,
         token_index=token_index,
-        rule_paths=(),
+        rule_paths=tuple(tuple(p) for p in state.rule_stacks()),
         expected=_expected(state),
         expected_tokens=tuple(int(t) for t in state.allowed_tokens()) if token_level else None,
         can_end=state.can_terminate(),

@@ -22,6 +22,8 @@ _CORE_DEFAULTS = _core.GrammarLimits()
 DEFAULT_MAX_STATE_SIZE = 100_000
 DEFAULT_MAX_ROLLBACK = 256
 DEFAULT_MAX_HISTORY_BYTES = 16 << 20
+# Matcher.rule_stacks / explain: stacks reported.
+MAX_RULE_STACKS = 16
 # Automaton builder.
 MAX_AUTOMATON_SIZE = 16 << 20
 MAX_AUTOMATON_NESTING = 1000
@@ -165,6 +167,12 @@ LIMITS: tuple[Limit, ...] = (
         "`compile(max_history_bytes=...)`, byte level `Matcher(grammar, max_history_bytes=...)`",
     ),
     Limit(
+        "rule stacks reported by `Matcher.rule_stacks` / `explain`",
+        MAX_RULE_STACKS,
+        "",
+        "`Matcher.rule_stacks(limit=...)`",
+    ),
+    Limit(
         "compiled-grammar cache memory",
         DEFAULT_CACHE_LIMIT_BYTES,
         "bytes",
@@ -305,6 +313,7 @@ __all__ = [
     "MAX_PATTERN_GROUPS",
     "MAX_REF_CHAIN",
     "MAX_REPEAT",
+    "MAX_RULE_STACKS",
     "MAX_SCHEMA_DEPTH",
     "MAX_SCHEMA_KIND_DEPTH",
     "MAX_SCHEMA_LOGIC_DEPTH",

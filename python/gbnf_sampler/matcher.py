@@ -28,7 +28,12 @@ from . import _core
 from .compiled import CompiledGrammar
 from .explain import Explanation, explain
 from .grammar import Grammar
-from .limits import DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_ROLLBACK, DEFAULT_MAX_STATE_SIZE
+from .limits import (
+    DEFAULT_MAX_HISTORY_BYTES,
+    DEFAULT_MAX_ROLLBACK,
+    DEFAULT_MAX_STATE_SIZE,
+    MAX_RULE_STACKS,
+)
 from .validation import check_token_id, check_uint32
 
 
@@ -213,6 +218,14 @@ class Matcher:
             json_grammar=self._grammar.origin == "json_schema",
             token_bytes=token_bytes,
         )
+
+    def rule_stacks(self, limit: int = MAX_RULE_STACKS) -> list[list[str]]:
+        """The rule stacks active now, root first: one per live parse position that can take a
+        byte or token next (a rule called in tail position has left the stack and is not shown;
+        a stack node with several callers shows the first). Distinct stacks, at most
+        ``limit``."""
+        check_uint32("limit", limit, 1)
+        return [list(stack) for stack in self._core.rule_stacks(limit)]
 
     @property
     def state_size(self) -> int:

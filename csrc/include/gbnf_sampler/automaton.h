@@ -76,6 +76,11 @@ class Automaton {
   EdgeSpan<ByteEdge> ByteEdges(StateId s) const { return Slice(bytes_, byte_begin_, s); }
   EdgeSpan<CallEdge> CallEdges(StateId s) const { return Slice(calls_, call_begin_, s); }
   EdgeSpan<TokenEdge> TokenEdges(StateId s) const { return Slice(tokens_, token_begin_, s); }
+  // The rules expanded in place (inlined) around state s, outermost first: the rule stack inside
+  // the state's own rule. Empty for most states. For explanations.
+  const std::vector<RuleId>& InlinedRules(StateId s) const {
+    return state_chain_.empty() ? chains_[0] : chains_[state_chain_[s]];
+  }
 
  private:
   friend class AutomatonAssembler;
@@ -94,6 +99,8 @@ class Automaton {
   std::vector<ByteEdge> bytes_;
   std::vector<CallEdge> calls_;
   std::vector<TokenEdge> tokens_;
+  std::vector<uint32_t> state_chain_;  // per state, into chains_ (empty: no rule was inlined)
+  std::vector<std::vector<RuleId>> chains_{{}};
 };
 
 }  // namespace gbnf

@@ -76,6 +76,9 @@ class Matcher {
   std::string ForcedBytes();
   // Live parser items (deterministic; for tests of pathological grammars).
   size_t StateSize() const;
+  // The rule stacks active now, root first, one per live parse position that can take input
+  // (distinct, at most `limit`; see detail::Recognizer::RuleStacks). For explanations.
+  std::vector<std::vector<std::string>> RuleStacks(size_t limit) const;
 
   const Automaton& automaton() const;
   const MatcherLimits& limits() const;

@@ -61,6 +61,10 @@ class TokenMatcher {
   size_t StateSize() const { return matcher_.StateSize(); }
   // The automaton states of the live parser items (diagnostics, tests and benchmarks).
   std::vector<StateId> ItemStates() const;
+  // Matcher::RuleStacks of the byte-level state.
+  std::vector<std::vector<std::string>> RuleStacks(size_t limit) const {
+    return matcher_.RuleStacks(limit);
+  }
 
  private:
   struct Scratch;  // per-matcher buffers of the mask fill (token_matcher.cc)
