@@ -76,7 +76,7 @@ EXAMPLES = [
     ),
     Example(
         "ambiguous_growth",
-        "expr ::= expr \"+\" expr has many parses of every sum: each step costs more.",
+        'expr ::= expr "+" expr has many parses of every sum: each step costs more.',
         "Add these numbers: 1+2+3+4+5+6+7+8+9+10+11+12+13+14+15+16+17+18+19+20 = 1+2+3+",
         'root ::= expr\nexpr ::= expr "+" expr | num\nnum ::= [0-9]+\n',
         'root ::= expr\nexpr ::= num ("+" num)*\nnum ::= [0-9]+\n',

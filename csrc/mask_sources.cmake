@@ -11,4 +11,5 @@ set(GBNF_MASK_SOURCES
   csrc/mask/token_matcher.cc
   csrc/mask/thread_pool.cc
   csrc/mask/batch.cc
+  csrc/mask/whitespace_filter.cc
 )

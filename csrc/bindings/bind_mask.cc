@@ -25,8 +25,10 @@ using PyTokenMatcher = Exclusive<TokenMatcher>;
 
 std::shared_ptr<CompiledGrammar> Compile(std::shared_ptr<Automaton> automaton,
                                          std::shared_ptr<Vocab> vocab, uint32_t max_state_size,
-                                         uint32_t max_rollback, size_t max_history_bytes) {
-  const MatcherLimits limits = ToMatcherLimits(max_state_size, max_rollback, max_history_bytes);
+                                         uint32_t max_rollback, size_t max_history_bytes,
+                                         int64_t max_whitespace) {
+  const MatcherLimits limits =
+      ToMatcherLimits(max_state_size, max_rollback, max_history_bytes, max_whitespace);
   py::gil_scoped_release release;
   return std::const_pointer_cast<CompiledGrammar>(
       CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits));
@@ -74,7 +76,7 @@ void BindMask(py::module_& m) {
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
                   py::arg("max_state_size"), py::arg("max_rollback"),
-                  py::arg("max_history_bytes"))
+                  py::arg("max_history_bytes"), py::arg("max_whitespace") = -1)
       .def_property_readonly("vocab_size",
                              [](const CompiledGrammar& c) { return c.vocab().size(); })
       .def_property_readonly("cache_bytes", &CompiledGrammar::CacheBytes)

@@ -31,9 +31,10 @@ std::shared_ptr<Automaton> BuildAutomaton(std::shared_ptr<Grammar> grammar,
 
 std::unique_ptr<PyMatcher> NewMatcher(std::shared_ptr<Automaton> automaton,
                                       uint32_t max_state_size, uint32_t max_rollback,
-                                      size_t max_history_bytes) {
-  return PyMatcher::Wrap(Matcher(
-      std::move(automaton), ToMatcherLimits(max_state_size, max_rollback, max_history_bytes)));
+                                      size_t max_history_bytes, int64_t max_whitespace) {
+  return PyMatcher::Wrap(
+      Matcher(std::move(automaton),
+              ToMatcherLimits(max_state_size, max_rollback, max_history_bytes, max_whitespace)));
 }
 
 bool AcceptBytes(PyMatcher& m, const py::bytes& data) {
@@ -52,7 +53,7 @@ void BindMatcher(py::module_& m) {
 
   py::class_<PyMatcher>(m, "Matcher")
       .def(py::init(&NewMatcher), py::arg("automaton"), py::arg("max_state_size"),
-           py::arg("max_rollback"), py::arg("max_history_bytes"))
+           py::arg("max_rollback"), py::arg("max_history_bytes"), py::arg("max_whitespace") = -1)
       .def("accept_bytes", &AcceptBytes, py::arg("data"))
       .def("accept_eos",
            [](PyMatcher& self) { return Run(self, 0, [](Matcher& m) { return m.AcceptEos(); }); })
@@ -90,6 +91,11 @@ void BindMatcher(py::module_& m) {
              return py::bytes(
                  Run(self, kReleaseGilWork, [](Matcher& m) { return m.ForcedBytes(); }));
            })
+      .def_property_readonly("whitespace_run",
+                             [](PyMatcher& self) {
+                               return Run(self, 0,
+                                          [](Matcher& m) { return m.WhitespaceRun(); });
+                             })
       .def("rule_stacks",
            [](PyMatcher& self, size_t limit) {
              return Run(self, 0, [limit](Matcher& m) { return m.RuleStacks(limit); });

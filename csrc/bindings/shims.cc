@@ -103,11 +103,15 @@ void RegisterExceptionTranslators() {
 }
 
 MatcherLimits ToMatcherLimits(uint32_t max_state_size, uint32_t max_rollback,
-                              size_t max_history_bytes) {
+                              size_t max_history_bytes, int64_t max_whitespace) {
   MatcherLimits limits;
   limits.max_state_size = max_state_size;
   limits.max_rollback = max_rollback;
   limits.max_history_bytes = max_history_bytes;
+  if (max_whitespace >= 0) {
+    if (max_whitespace >= kNoWhitespaceLimit) throw py::value_error("max_whitespace too large");
+    limits.max_whitespace = static_cast<uint32_t>(max_whitespace);
+  }
   return limits;
 }
 

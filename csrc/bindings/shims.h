@@ -37,7 +37,7 @@ pybind11::list RulesAst(const Grammar& g);
 void RegisterExceptionTranslators();
 
 MatcherLimits ToMatcherLimits(uint32_t max_state_size, uint32_t max_rollback,
-                              size_t max_history_bytes);
+                              size_t max_history_bytes, int64_t max_whitespace = -1);
 // (accepted, dependent) sizes of the mask-cache entry of `state` (filled first if needed).
 std::pair<size_t, size_t> StateMaskSizes(const CompiledGrammar& compiled, StateId state);
 

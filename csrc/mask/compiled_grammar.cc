@@ -4,6 +4,7 @@
 
 #include "grammar/lexer.h"
 #include "mask/mask_cache.h"
+#include "mask/whitespace_filter.h"
 #include "support/bits.h"
 
 namespace gbnf {
@@ -57,6 +58,10 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
   cg->BuildAnyToken();
   cg->mask_cache_ = std::make_unique<const MaskCache>(cg->automaton_, cg->vocab_,
                                                      limits.max_state_size);
+  if (limits.max_whitespace != kNoWhitespaceLimit) {
+    cg->whitespace_ =
+        std::make_unique<const detail::WhitespaceFilter>(*cg->vocab_, limits.max_whitespace);
+  }
   return cg;
 }
 

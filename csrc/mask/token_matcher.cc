@@ -8,6 +8,7 @@
 #include "mask/mask_cache.h"
 #include "mask/prefix_walker.h"
 #include "mask/trie_walks.h"
+#include "mask/whitespace_filter.h"
 #include "matcher/matcher_access.h"
 #include "support/bits.h"
 
@@ -103,6 +104,7 @@ void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
   scratch_->walker.Begin(&recognizer, compiled_->vocab().max_token_length());
   detail::WalkAllTokens(scratch_->walker, trie, compiled_->mask_cache().trie_bytes(), words);
   scratch_->walker.End();
+  ApplyWhitespaceBound(words);
 }
 
 void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
@@ -110,6 +112,12 @@ void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
   if (matcher_.IsTerminated()) return;
   AddTokenRefBits(words);
   AddCachedBits(words);
+  ApplyWhitespaceBound(words);
+}
+
+void TokenMatcher::ApplyWhitespaceBound(uint32_t* words) const {
+  const detail::WhitespaceFilter* filter = compiled_->whitespace_filter();
+  if (filter != nullptr) filter->Apply(words, matcher_.WhitespaceRun());
 }
 
 // OR of the accepted sets of the items' states, then a walk from the full state over the union

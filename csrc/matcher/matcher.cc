@@ -8,10 +8,12 @@
 
 #include "matcher/matcher_access.h"
 #include "matcher/recognizer.h"
+#include "support/whitespace.h"
 
 namespace gbnf {
 
 using detail::Gss;
+using detail::IsWhitespaceByte;
 using detail::Item;
 using detail::Recognizer;
 
@@ -33,12 +35,17 @@ class Matcher::Impl {
   Recognizer recognizer_;
   MatcherLimits limits_;
   bool terminated_ = false;
+  uint32_t ws_run_ = 0;  // whitespace bytes at the end of the accepted text
+
+  // The whitespace run after `bytes`, or false when it would exceed max_whitespace.
+  bool FitsWhitespace(std::string_view bytes, uint32_t* run) const;
 
  private:
   struct Snapshot {
     std::vector<Item> items;
     bool complete = false;
     bool terminated = false;
+    uint32_t ws_run = 0;
   };
   Snapshot& Slot(size_t i) { return ring_[(head_ + i) % ring_.size()]; }
   static size_t SlotBytes(const Snapshot& s) { return s.items.capacity() * sizeof(Item); }
@@ -81,11 +88,24 @@ void Matcher::Impl::PushHistory() {
   ring_bytes_ += SlotBytes(s);
   s.complete = recognizer_.complete();
   s.terminated = terminated_;
+  s.ws_run = ws_run_;
+}
+
+bool Matcher::Impl::FitsWhitespace(std::string_view bytes, uint32_t* run) const {
+  if (limits_.max_whitespace == kNoWhitespaceLimit) return true;
+  uint32_t r = *run;
+  for (char c : bytes) {
+    r = IsWhitespaceByte(static_cast<uint8_t>(c)) ? r + 1 : 0;
+    if (r > limits_.max_whitespace) return false;
+  }
+  *run = r;
+  return true;
 }
 
 void Matcher::Impl::RestoreFrom(const Snapshot& s) {
   recognizer_.SetState(s.items, s.complete);
   terminated_ = s.terminated;
+  ws_run_ = s.ws_run;
 }
 
 void Matcher::Impl::AbortAccept() {
@@ -131,7 +151,8 @@ void Matcher::Impl::MaybeCollect() {
 }
 
 bool Matcher::Impl::AcceptBytes(std::string_view bytes) {
-  if (terminated_) return false;
+  uint32_t run = ws_run_;
+  if (terminated_ || !FitsWhitespace(bytes, &run)) return false;
   PushHistory();
   try {
     for (char c : bytes) {
@@ -145,6 +166,7 @@ bool Matcher::Impl::AcceptBytes(std::string_view bytes) {
     AbortAccept();
     throw;
   }
+  ws_run_ = run;
   CommitAccept();
   return true;
 }
@@ -171,6 +193,7 @@ bool Matcher::Impl::AcceptTokenRef(uint32_t token_id) {
     AbortAccept();
     return false;
   }
+  ws_run_ = 0;  // a token crossed by reference counts as text that is not whitespace
   MaybeCollect();
   CommitAccept();
   return true;
@@ -184,8 +207,11 @@ bool Matcher::Impl::AdvanceBytes(std::string_view bytes) {
 }
 
 // The union of the token-edge step and the byte steps, both from the state before the call.
+// Every token's bytes count against max_whitespace, however the grammar matched it (the mask
+// filter, csrc/mask/whitespace_filter.h, applies the same rule).
 bool Matcher::Impl::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes) {
-  if (terminated_) return false;
+  uint32_t run = ws_run_;
+  if (terminated_ || !FitsWhitespace(bytes, &run)) return false;
   PushHistory();
   try {
     bool by_token = recognizer_.HasTokenEdges() && recognizer_.AdvanceToken(token_id);
@@ -208,6 +234,7 @@ bool Matcher::Impl::AcceptToken(uint32_t token_id, std::string_view bytes, bool 
     AbortAccept();
     throw;
   }
+  ws_run_ = run;
   MaybeCollect();
   CommitAccept();
   return true;
@@ -227,19 +254,24 @@ void Matcher::Impl::Reset() {
   count_ = 0;
   head_ = 0;
   terminated_ = false;
+  ws_run_ = 0;
   recognizer_.Reset();
 }
 
-// Walks forward while exactly one byte is possible, then restores the state.
+// Walks forward while exactly one byte is possible, then restores the state. Stops before a
+// whitespace byte the run bound refuses.
 std::string Matcher::Impl::ForcedBytes() {
   std::string out;
   if (terminated_) return out;
   PushHistory();
+  uint32_t run = ws_run_;
   try {
     while (out.size() < limits_.max_forced_bytes && !recognizer_.complete() &&
            !recognizer_.HasTokenEdges()) {
       int b = recognizer_.SingleNextByte();
-      if (b < 0 || !recognizer_.AdvanceByte(static_cast<uint8_t>(b))) break;
+      const char c = static_cast<char>(b);
+      if (b < 0 || !FitsWhitespace(std::string_view(&c, 1), &run)) break;
+      if (!recognizer_.AdvanceByte(static_cast<uint8_t>(b))) break;
       out.push_back(static_cast<char>(b));
       MaybeCollect();
     }
@@ -286,6 +318,7 @@ Matcher Matcher::Fork() const {
 void Matcher::Reset() { impl_->Reset(); }
 std::string Matcher::ForcedBytes() { return impl_->ForcedBytes(); }
 size_t Matcher::StateSize() const { return impl_->recognizer_.items().size(); }
+uint32_t Matcher::WhitespaceRun() const { return impl_->ws_run_; }
 std::vector<std::vector<std::string>> Matcher::RuleStacks(size_t limit) const {
   const Grammar& grammar = impl_->recognizer_.automaton().grammar();
   std::vector<std::vector<std::string>> out;

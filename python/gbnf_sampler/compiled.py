@@ -29,7 +29,7 @@ from .limits import (
     DEFAULT_MAX_STATE_SIZE,
     MAX_CACHE_ENTRIES,
 )
-from .validation import check_uint32
+from .validation import GRAMMAR_DEFAULT, GrammarDefault, check_uint32, whitespace_bound
 from .vocab import Vocab
 
 _cache_lock = threading.Lock()
@@ -87,10 +87,14 @@ def compile(
     max_state_size: int = DEFAULT_MAX_STATE_SIZE,
     max_rollback: int = DEFAULT_MAX_ROLLBACK,
     max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES,
+    max_whitespace: int | GrammarDefault | None = GRAMMAR_DEFAULT,
     cache: bool = True,
 ) -> CompiledGrammar:
     """Compiles ``grammar`` against ``vocab`` (cached; see the module docstring). The limits
-    are those of its matchers (see :class:`gbnf_sampler.Matcher`)."""
+    are those of its matchers (see :class:`gbnf_sampler.Matcher`); ``max_whitespace`` bounds
+    every run of whitespace bytes (space, tab, LF, CR) in the output, exactly: a token that would
+    make a longer run is never allowed (default: ``grammar.max_whitespace``, None for GBNF,
+    :func:`gbnf_sampler.schema.output_whitespace_bound` for JSON Schema grammars)."""
     if not isinstance(grammar, Grammar):
         raise TypeError(f"compile expects a gbnf_sampler.Grammar, got {type(grammar).__name__}")
     if not isinstance(vocab, Vocab):
@@ -98,7 +102,8 @@ def compile(
     check_uint32("max_state_size", max_state_size, 1)
     check_uint32("max_rollback", max_rollback, 0)
     check_uint32("max_history_bytes", max_history_bytes, 0, 2**63)
-    limits = (max_state_size, max_rollback, max_history_bytes)
+    ws = whitespace_bound(max_whitespace, grammar.max_whitespace)
+    limits = (max_state_size, max_rollback, max_history_bytes, ws)
     key = _key(grammar, vocab, *limits) if cache else None
     if key is not None:
         with _cache_lock:

@@ -12,6 +12,7 @@ from .regex import regex_to_gbnf
 from .schema import (
     JSON_GBNF,
     choices_to_gbnf,
+    output_whitespace_bound,
     response_format_to_gbnf,
     schema_to_gbnf,
     tools_to_gbnf,
@@ -122,19 +123,28 @@ class Grammar:
     gives the syntax tree as written; ``warnings`` the non-fatal diagnostics.
     """
 
-    __slots__ = ("_automaton", "_core", "_origin", "_rules")
+    __slots__ = ("_automaton", "_core", "_max_whitespace", "_origin", "_rules")
 
     def __init__(self, core: _core.Grammar, origin: str = "gbnf") -> None:
         if not isinstance(core, _core.Grammar):
             raise TypeError("use Grammar.from_gbnf(text) (or another from_* constructor)")
         self._core = core
         self._origin = origin
+        self._max_whitespace: int | None = None
         self._rules: dict[str, syntax.Node] | None = None
         self._automaton: _core.Automaton | None = None
 
-    def _made_from(self, origin: str) -> Grammar:
+    def _made_from(self, origin: str, max_whitespace: int | None = None) -> Grammar:
         self._origin = origin
+        self._max_whitespace = max_whitespace
         return self
+
+    @property
+    def max_whitespace(self) -> int | None:
+        """The run-time bound on whitespace runs that ``compile`` and ``Matcher`` apply unless
+        told otherwise: None (no bound) for GBNF, ``schema.output_whitespace_bound(options)``
+        for grammars made from a JSON Schema (see :mod:`gbnf_sampler.limits`)."""
+        return self._max_whitespace
 
     @property
     def origin(self) -> str:
@@ -162,7 +172,8 @@ class Grammar:
     def from_json_schema(cls, schema: Any, **options: Any) -> Grammar:
         """A grammar for JSON documents valid under ``schema`` (dict, JSON text or a Pydantic
         model class). Options: see :func:`gbnf_sampler.json_schema.schema_to_gbnf`."""
-        return cls.from_gbnf(schema_to_gbnf(schema, **options))._made_from("json_schema")
+        text = schema_to_gbnf(schema, **options)
+        return cls.from_gbnf(text)._made_from("json_schema", output_whitespace_bound(**options))
 
     @classmethod
     def from_regex(cls, pattern: str, **options: Any) -> Grammar:
@@ -177,21 +188,21 @@ class Grammar:
     @classmethod
     def from_tools(cls, tools: Sequence[Mapping[str, Any]], tool_choice: Any = "auto") -> Grammar:
         """A grammar for OpenAI-style tool calls over ``tools``."""
-        return cls.from_gbnf(tools_to_gbnf(list(tools), tool_choice=tool_choice))._made_from(
-            "tools"
-        )
+        text = tools_to_gbnf(list(tools), tool_choice=tool_choice)
+        return cls.from_gbnf(text)._made_from("tools", output_whitespace_bound())
 
     @classmethod
     def from_response_format(cls, response_format: Mapping[str, Any]) -> Grammar:
         """A grammar for an OpenAI-style ``response_format``."""
         json_output = isinstance(response_format, Mapping) and response_format.get("type") != "text"
         origin = "json_schema" if json_output else "response_format"
-        return cls.from_gbnf(response_format_to_gbnf(response_format))._made_from(origin)
+        bound = output_whitespace_bound() if json_output else None
+        return cls.from_gbnf(response_format_to_gbnf(response_format))._made_from(origin, bound)
 
     @classmethod
     def json(cls) -> Grammar:
         """A grammar for any JSON value."""
-        return cls.from_gbnf(JSON_GBNF)._made_from("json_schema")
+        return cls.from_gbnf(JSON_GBNF)._made_from("json_schema", output_whitespace_bound())
 
     @classmethod
     def coerce(cls, value: Any) -> Grammar:

@@ -45,7 +45,13 @@ MAX_PATTERN_GROUPS = 4
 MAX_UNIQUE_STATES = 1024
 MAX_MULTIPLE_OF_STATES = 1000
 MAX_ENUMERATED_MULTIPLES = 256
+# max_whitespace, two bounds with one name: schema_to_gbnf(max_whitespace=...) bounds the spaces
+# and tabs the flexible layout allows around one separator (a grammar shape); compile(...,
+# max_whitespace=N) / Matcher(grammar, max_whitespace=N) bound every run of whitespace bytes in
+# the output at run time (off for GBNF; for JSON Schema grammars DEFAULT_JSON_MAX_WHITESPACE,
+# raised to what the layout itself writes: see gbnf_sampler.schema.layout_whitespace_run).
 DEFAULT_MAX_WHITESPACE = 32
+DEFAULT_JSON_MAX_WHITESPACE = 64
 MAX_INDENT_DEPTH = 32
 # Grammar doctor (gbnf_sampler.doctor): bounds that keep each check's cost predictable.
 DOCTOR_MAX_ABLATIONS = 24
@@ -258,6 +264,12 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.DOCTOR_RECURSION_LIMIT` (a check past it is listed in `Report.skipped`)",
     ),
     Limit(
+        "whitespace run in the output (JSON Schema grammars; GBNF: off)",
+        DEFAULT_JSON_MAX_WHITESPACE,
+        "bytes",
+        "`compile(max_whitespace=...)`, byte level `Matcher(grammar, max_whitespace=...)`",
+    ),
+    Limit(
         "regex group nesting", MAX_GROUP_DEPTH, "", "`gs.limits.MAX_GROUP_DEPTH` (`SchemaError`)"
     ),
     Limit("regex repetition bound", MAX_REPEAT, "", "`gs.limits.MAX_REPEAT` (`SchemaError`)"),
@@ -282,6 +294,7 @@ def markdown_table() -> str:
 
 __all__ = [
     "DEFAULT_CACHE_LIMIT_BYTES",
+    "DEFAULT_JSON_MAX_WHITESPACE",
     "DEFAULT_MAX_HISTORY_BYTES",
     "DEFAULT_MAX_ROLLBACK",
     "DEFAULT_MAX_STATE_SIZE",

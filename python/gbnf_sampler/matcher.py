@@ -15,6 +15,12 @@ token-level ``Matcher`` refuses them with a TypeError saying so):
   rollback depth (``rollback_available``) instead of holding ``max_rollback`` huge states.
 * ``limits.MAX_AUTOMATON_SIZE`` (16 Mi states and edges): size of the compiled byte automaton (e.g.
   ``x{0,1000000}`` of a one-byte ``x`` needs about 3 Mi); ``limit == "max_automaton_size"``.
+* ``max_whitespace`` (default ``grammar.max_whitespace``: None for GBNF, 64 or more for JSON
+  Schema grammars): the longest run of whitespace bytes (space, tab, LF, CR) the output may
+  hold. Not an error: a byte or token that would make a longer run is refused like any other
+  (``accept_*`` returns False, masks leave it out), so a model cannot loop on whitespace. Exact:
+  the language loses only the texts with a longer run (if the grammar itself requires one, the
+  matcher reaches a dead end there).
 """
 
 from __future__ import annotations
@@ -34,7 +40,13 @@ from .limits import (
     DEFAULT_MAX_STATE_SIZE,
     MAX_RULE_STACKS,
 )
-from .validation import check_token_id, check_uint32
+from .validation import (
+    GRAMMAR_DEFAULT,
+    GrammarDefault,
+    check_token_id,
+    check_uint32,
+    whitespace_bound,
+)
 
 
 class Matcher:
@@ -62,6 +74,7 @@ class Matcher:
         max_state_size: int | None = None,
         max_rollback: int | None = None,
         max_history_bytes: int | None = None,
+        max_whitespace: int | GrammarDefault | None = GRAMMAR_DEFAULT,
     ) -> None:
         limits = {
             "max_state_size": max_state_size,
@@ -71,6 +84,8 @@ class Matcher:
         self._compiled: CompiledGrammar | None = None
         if isinstance(grammar, CompiledGrammar):
             given = [name for name, value in limits.items() if value is not None]
+            if not isinstance(max_whitespace, GrammarDefault):
+                given.append("max_whitespace")
             if given:
                 raise TypeError(
                     f"{given[0]} of a token-level Matcher belongs to gs.compile(grammar, vocab, "
@@ -92,7 +107,8 @@ class Matcher:
         check_uint32("max_rollback", rollback, 0)
         check_uint32("max_history_bytes", history, 0, 2**63)
         self._grammar = grammar
-        self._core = _core.Matcher(grammar.automaton(), state_size, rollback, history)
+        ws = whitespace_bound(max_whitespace, grammar.max_whitespace)
+        self._core = _core.Matcher(grammar.automaton(), state_size, rollback, history, ws)
 
     @property
     def grammar(self) -> Grammar:

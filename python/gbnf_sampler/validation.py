@@ -31,6 +31,26 @@ def check_uint32(name: str, value: object, minimum: int, bound: int = 2**32) -> 
     return value
 
 
+class GrammarDefault:
+    """The default of an option whose value comes from the grammar (``Grammar.max_whitespace``)."""
+
+    def __repr__(self) -> str:
+        return "<the grammar's default>"
+
+
+GRAMMAR_DEFAULT = GrammarDefault()
+
+
+def whitespace_bound(value: int | GrammarDefault | None, grammar_default: int | None) -> int:
+    """``max_whitespace`` for the core: the bound, or -1 for none (None given, or the grammar's
+    default is None)."""
+    if isinstance(value, GrammarDefault):
+        value = grammar_default
+    if value is None:
+        return -1
+    return check_uint32("max_whitespace", value, 0, 2**32 - 1)
+
+
 def check_token_id(value: object, vocab_size: int, what: str = "token_id") -> int:
     """A token id as an int in [0, vocab_size): TypeError for a non-int (bool and float
     included), ValueError out of range."""

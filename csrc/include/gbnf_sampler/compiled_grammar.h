@@ -16,6 +16,10 @@
 
 namespace gbnf {
 
+namespace detail {
+class WhitespaceFilter;  // csrc/mask/whitespace_filter.h
+}
+
 class CompiledGrammar {
  public:
   // Resolves token references: <[id]> must be < vocab.size(); <text> must be the text of exactly
@@ -47,6 +51,8 @@ class CompiledGrammar {
   // the token-level matcher reads it.
   class MaskCache;
   const MaskCache& mask_cache() const { return *mask_cache_; }
+  // The token filter of limits().max_whitespace (null when runs are not bounded).
+  const detail::WhitespaceFilter* whitespace_filter() const { return whitespace_.get(); }
 
  private:
   CompiledGrammar() = default;
@@ -59,6 +65,7 @@ class CompiledGrammar {
   std::shared_ptr<const std::vector<int64_t>> token_ids_;
   std::vector<uint32_t> any_token_;
   std::unique_ptr<const MaskCache> mask_cache_;
+  std::unique_ptr<const detail::WhitespaceFilter> whitespace_;
 };
 
 }  // namespace gbnf

@@ -16,6 +16,9 @@
 namespace gbnf {
 
 // Resource limits of one Matcher, with their defaults.
+// MatcherLimits::max_whitespace when whitespace runs are not bounded.
+inline constexpr uint32_t kNoWhitespaceLimit = UINT32_MAX;
+
 struct MatcherLimits {
   // Cap on the work of one byte step: parser items created plus stack entries created or visited
   // (limit name "max_state_size"). Unambiguous grammars stay in the tens; reaching the cap
@@ -29,6 +32,10 @@ struct MatcherLimits {
   size_t max_history_bytes = size_t{16} << 20;
   // ForcedBytes() stops after this many bytes.
   uint32_t max_forced_bytes = 65536;
+  // Longest run of consecutive whitespace bytes (space, tab, LF, CR) the text may hold; a byte
+  // or token that would make a run longer is refused, and token masks leave such tokens out
+  // (exact: the language loses only the texts with a longer run). kNoWhitespaceLimit: no bound.
+  uint32_t max_whitespace = kNoWhitespaceLimit;
 };
 
 class Matcher {
@@ -76,6 +83,8 @@ class Matcher {
   std::string ForcedBytes();
   // Live parser items (deterministic; for tests of pathological grammars).
   size_t StateSize() const;
+  // Whitespace bytes at the end of the text so far (what max_whitespace counts).
+  uint32_t WhitespaceRun() const;
   // The rule stacks active now, root first, one per live parse position that can take input
   // (distinct, at most `limit`; see detail::Recognizer::RuleStacks). For explanations.
   std::vector<std::vector<std::string>> RuleStacks(size_t limit) const;

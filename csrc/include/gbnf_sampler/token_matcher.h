@@ -71,6 +71,8 @@ class TokenMatcher {
 
   TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher);
   void BeginMask(uint32_t* words, size_t num_words);
+  // Clears the tokens the max_whitespace bound refuses after the current run.
+  void ApplyWhitespaceBound(uint32_t* words) const;
   void AddTokenRefBits(uint32_t* words);
   void AddCachedBits(uint32_t* words);
 

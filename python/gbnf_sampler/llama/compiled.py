@@ -24,8 +24,14 @@ def vocab_for(llm: Any) -> Vocab:
 
 
 def compiled_for(llm: Any, grammar: Any) -> CompiledGrammar:
-    """``grammar`` (anything :meth:`Grammar.coerce` takes) compiled for ``llm``'s vocabulary."""
+    """``grammar`` (anything :meth:`Grammar.coerce` takes) compiled for ``llm``'s vocabulary; a
+    :class:`CompiledGrammar` of that vocabulary is used as it is (to choose compile options such
+    as ``max_whitespace``: ``gs.compile(grammar, gs.llama.vocab_for(llm), max_whitespace=8)``)."""
     vocab = vocab_for(llm)
+    if isinstance(grammar, CompiledGrammar):
+        if grammar.vocab != vocab:
+            raise ValueError("the compiled grammar is for another vocabulary than this model's")
+        return grammar
     n_vocab = int(llm.n_vocab())
     if vocab.size != n_vocab:
         raise ValueError(

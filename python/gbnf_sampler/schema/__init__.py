@@ -8,6 +8,8 @@ from ..errors import SchemaError
 from .api import (
     JSON_GBNF,
     choices_to_gbnf,
+    layout_whitespace_run,
+    output_whitespace_bound,
     response_format_to_gbnf,
     schema_to_gbnf,
     tools_to_gbnf,
@@ -19,6 +21,8 @@ __all__ = [
     "SchemaError",
     "SchemaWarning",
     "choices_to_gbnf",
+    "layout_whitespace_run",
+    "output_whitespace_bound",
     "response_format_to_gbnf",
     "schema_to_gbnf",
     "tools_to_gbnf",

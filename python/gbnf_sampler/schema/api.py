@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import SchemaError
-from ..limits import DEFAULT_MAX_WHITESPACE
+from ..limits import DEFAULT_JSON_MAX_WHITESPACE, DEFAULT_MAX_WHITESPACE, MAX_INDENT_DEPTH
 from ..regex.tree import literal_gbnf
 from .context import Options
 from .convert import Converter, SchemaWarning
@@ -87,6 +87,32 @@ def schema_to_gbnf(
         raise SchemaError(
             "schema too deeply nested to convert (Python's recursion limit was reached)", ""
         ) from None
+
+
+def layout_whitespace_run(
+    whitespace: str = "flexible", max_whitespace: int = DEFAULT_MAX_WHITESPACE, indent: int = 2
+) -> int:
+    """The longest run of whitespace bytes the layout itself writes between JSON tokens:
+    flexible, one separator's (CR LF and ``max_whitespace`` spaces or tabs); indent, a newline
+    and the deepest indentation; compact, none."""
+    if whitespace == "flexible":
+        return max_whitespace + 2
+    if whitespace == "indent":
+        return 1 + indent * (MAX_INDENT_DEPTH + 1)
+    return 0
+
+
+def output_whitespace_bound(**options: Any) -> int:
+    """The run-time whitespace bound (``compile(max_whitespace=...)``) of a grammar made by
+    :func:`schema_to_gbnf` with ``options``: ``limits.DEFAULT_JSON_MAX_WHITESPACE``, or what the
+    layout needs when that is more (so the bound never refuses a layout the grammar allows; it
+    bounds runs inside strings and any runaway)."""
+    layout = layout_whitespace_run(
+        options.get("whitespace", "flexible"),
+        options.get("max_whitespace", DEFAULT_MAX_WHITESPACE),
+        options.get("indent", 2),
+    )
+    return max(DEFAULT_JSON_MAX_WHITESPACE, layout)
 
 
 def _json_gbnf() -> str:
@@ -201,6 +227,8 @@ __all__ = [
     "SchemaError",
     "SchemaWarning",
     "choices_to_gbnf",
+    "layout_whitespace_run",
+    "output_whitespace_bound",
     "response_format_to_gbnf",
     "schema_to_gbnf",
     "tools_to_gbnf",
