@@ -23,6 +23,7 @@ from typing import Any
 import gbnf_sampler as gs
 from gbnf_sampler.doctor import diagnose, diagnose_schema
 from gbnf_sampler.doctor.dialect import to_llama_cpp
+from gbnf_sampler.llama import vocab_for
 from gbnf_sampler.llama.generate import GenerationError, generate
 from gbnf_sampler.llama.models import load_llama
 
@@ -39,6 +40,7 @@ class Example:
     before: Any  # GBNF text, or a JSON Schema dict
     after: Any
     max_tokens: int = 48
+    bounded: int | None = None  # also run `before` compiled with max_whitespace=bounded
 
 
 PERSON = {
@@ -53,10 +55,11 @@ PERSON = {
 EXAMPLES = [
     Example(
         "empty_output",
-        "The list rule allows zero items, so end-of-sequence is allowed at once.",
-        "Name three fruits, one per line, each starting with '* '.\n",
-        'root ::= line*\nline ::= "* " [a-zA-Z ]+ "\\n"\n',
-        'root ::= line+\nline ::= "* " [a-zA-Z ]+ "\\n"\n',
+        "The list rule allows zero numbers, so end-of-sequence is allowed at once, and the model "
+        "(which would rather not start with a parenthesis) takes it.",
+        "Extract the phone numbers from: call me at 555-1234 or 555-9876.\nNumbers:",
+        'root ::= num*\nnum ::= "(" [0-9]{3} ") " [0-9]{3} "-" [0-9]{4} "\\n"\n',
+        'root ::= num+\nnum ::= "(" [0-9]{3} ") " [0-9]{3} "-" [0-9]{4} "\\n"\n',
     ),
     Example(
         "unbounded_filler",
@@ -65,6 +68,7 @@ EXAMPLES = [
         'root ::= ws ("yes" | "no") ws\nws ::= [ \\t\\n]*\n',
         'root ::= ws ("yes" | "no") ws\nws ::= [ \\t\\n]{0,8}\n',
         max_tokens=64,
+        bounded=4,
     ),
     Example(
         "endless_extras",
@@ -92,7 +96,9 @@ EXAMPLES = [
     ),
     Example(
         "shadowed_alternative",
-        'The class already covers "yes" and "no": they add nothing (GBNF is not a PEG).',
+        'The class already covers "yes" and "no": they add nothing (GBNF is not a PEG), so the '
+        "yes/no the author meant never takes priority. The doctor's fix (remove them) keeps the "
+        "same language; the one the author needs here is the other way round: drop the class.",
         "Question: Is water wet? Answer yes or no.\nAnswer: ",
         'root ::= [a-z]+ | "yes" | "no"\n',
         'root ::= "yes" | "no"\n',
@@ -109,7 +115,7 @@ LLAMA_CPP = Example(
 )
 
 
-def _run(llm: Any, prompt: str, grammar: gs.Grammar, max_tokens: int) -> dict[str, Any]:
+def _run(llm: Any, prompt: str, grammar: Any, max_tokens: int) -> dict[str, Any]:
     start = time.perf_counter()
     try:
         out = generate(llm, prompt, grammar, max_tokens=max_tokens)
@@ -158,6 +164,17 @@ def _spec(spec: Any) -> str:
     return json.dumps(spec) if isinstance(spec, dict) else str(spec)
 
 
+def _bounded_markdown(llm: Any, example: Example) -> list[str]:
+    if example.bounded is None:
+        return []
+    compiled = gs.compile(_grammar(example.before), vocab_for(llm), max_whitespace=example.bounded)
+    run = _run(llm, example.prompt, compiled, example.max_tokens)
+    return [
+        f"Or the first grammar unchanged, compiled with `max_whitespace={example.bounded}`:",
+        _block(_shown(run)),
+    ]
+
+
 def example_markdown(llm: Any, example: Example) -> str:
     before = _run(llm, example.prompt, _grammar(example.before), example.max_tokens)
     after = _run(llm, example.prompt, _grammar(example.after), example.max_tokens)
@@ -178,6 +195,7 @@ def example_markdown(llm: Any, example: Example) -> str:
             _block(_spec(example.after)),
             "Output:",
             _block(_shown(after)),
+            *_bounded_markdown(llm, example),
             "",
         ]
     )
