@@ -79,8 +79,9 @@ def test_explain_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "accepts the whole text" in capsys.readouterr().out
     assert main(["explain", "--grammar", grammar, "--text", "abx"]) == 1
     out = capsys.readouterr().out
-    assert out.splitlines()[:2] == [
+    assert out.splitlines()[:3] == [
         "the text leaves the grammar at byte 2 (line 1, column 3): 0x78 'x' is not allowed",
+        "  in rule: root",
         "  expected: '0'-'9'",
     ]
     text = write(tmp_path, "t.txt", "ab")
