@@ -15,10 +15,10 @@
 
 namespace gbnf {
 
-// Resource limits of one Matcher, with their defaults.
 // MatcherLimits::max_whitespace when whitespace runs are not bounded.
 inline constexpr uint32_t kNoWhitespaceLimit = UINT32_MAX;
 
+// Resource limits of one Matcher, with their defaults.
 struct MatcherLimits {
   // Cap on the work of one byte step: parser items created plus stack entries created or visited
   // (limit name "max_state_size"). Unambiguous grammars stay in the tens; reaching the cap
