@@ -172,15 +172,33 @@ def _show(node: syntax.Node) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _fingerprint(node: syntax.Node) -> tuple[object, ...]:
+    if isinstance(node, syntax.Literal):
+        return (syntax.Literal, node.codepoints[:8], len(node.codepoints))
+    if isinstance(node, syntax.CharClass):
+        return (syntax.CharClass, node.ranges[:4], node.negated)
+    if isinstance(node, syntax.RuleRef):
+        return (syntax.RuleRef, node.name)
+    if isinstance(node, syntax.Repeat):
+        return (syntax.Repeat, node.min, node.max, type(node.item))
+    if isinstance(node, (syntax.Sequence, syntax.Alternation)):
+        return (type(node), len(node.items), *(type(c) for c in node.items[:4]))
+    return (type(node), node)
+
+
 def _covered(items: tuple[syntax.Node, ...], facts: Facts) -> dict[int, int]:
     """Alternative index -> index of an alternative that covers it."""
     covered: dict[int, int] = {}
-    first: dict[syntax.Node, int] = {}
+    # Duplicates: full comparisons only between alternatives with the same cheap fingerprint
+    # (hashing whole subtrees would walk every nested alternation again).
+    seen: dict[tuple[object, ...], list[int]] = {}
     for j, item in enumerate(items):
-        if item in first:
-            covered[j] = first[item]
+        bucket = seen.setdefault(_fingerprint(item), [])
+        same = next((i for i in bucket if items[i] == item), None)
+        if same is None:
+            bucket.append(j)
         else:
-            first[item] = j
+            covered[j] = same
     singles = [(j, s) for j, i in enumerate(items) if (s := one_char_set(i)) is not None]
     wide = singles
     if len(singles) > MAX_PAIRWISE:
