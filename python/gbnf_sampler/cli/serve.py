@@ -44,6 +44,7 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         parallel=args.parallel,
         ctx=args.ctx,
         queue=args.queue,
+        threads=args.threads,
         api_key=args.api_key or os.environ.get("GBNF_SAMPLER_API_KEY") or None,
         progress=True,
     )
@@ -80,6 +81,7 @@ def add_serve_parser(commands: Any) -> argparse.ArgumentParser:
         default=None,
         help="require 'Authorization: Bearer KEY' (default: $GBNF_SAMPLER_API_KEY, else none)",
     )
+    cmd.add_argument("--threads", type=_positive, default=None, help="CPU threads for llama.cpp")
     cmd.set_defaults(run=run_serve)
     return cmd
 

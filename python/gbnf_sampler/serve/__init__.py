@@ -30,13 +30,15 @@ def build_app(
     ctx: int = SERVE_DEFAULT_CTX,
     queue: int = SERVE_DEFAULT_QUEUE,
     api_key: str | None = None,
+    threads: int | None = None,
     progress: bool = False,
 ) -> Any:
     """Loads ``model`` (a GGUF path, or "default" for the embedded Gemma 3 270M) and returns the
-    server's ASGI app: ``parallel`` slots of ``ctx`` tokens each, ``queue`` requests waiting."""
+    server's ASGI app: ``parallel`` slots of ``ctx`` tokens each, ``queue`` requests waiting,
+    ``threads`` CPU threads for llama.cpp (default: llama-cpp-python's)."""
     llm = load_llama(model, n_ctx=256, progress=progress)
     path = default_model_path() if model in (None, "default") else Path(str(model))
-    engine = Engine(llm, vocab_for(llm), parallel=parallel, ctx=ctx, queue=queue)
+    engine = Engine(llm, vocab_for(llm), parallel, ctx, queue, threads)
     return create_app(llm, engine, model_path=path, api_key=api_key)
 
 

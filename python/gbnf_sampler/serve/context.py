@@ -26,7 +26,7 @@ class BatchContext:
     """A context with ``slots`` sequences of ``ctx_per_slot`` tokens each, and one reusable
     ``llama_batch`` of up to ``capacity`` tokens."""
 
-    def __init__(self, llm: Any, slots: int, ctx_per_slot: int) -> None:
+    def __init__(self, llm: Any, slots: int, ctx_per_slot: int, threads: int | None = None) -> None:
         import llama_cpp
 
         self._llama = llama_cpp
@@ -40,8 +40,8 @@ class BatchContext:
         params.kv_unified = False
         params.swa_full = True
         params.no_perf = True
-        params.n_threads = llm.context_params.n_threads
-        params.n_threads_batch = llm.context_params.n_threads_batch
+        params.n_threads = threads or llm.context_params.n_threads
+        params.n_threads_batch = threads or llm.context_params.n_threads_batch
         self.ctx = llama_cpp.llama_init_from_model(llm._model.model, params)
         if not self.ctx:
             raise MemoryError(f"cannot create a llama.cpp context of {params.n_ctx} tokens")

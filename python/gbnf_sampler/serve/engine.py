@@ -115,14 +115,22 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
 class Engine:
     """Owns the model's batched context and the decode thread (see the module docstring)."""
 
-    def __init__(self, llm: Any, vocab: Vocab, parallel: int, ctx: int, queue: int) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        vocab: Vocab,
+        parallel: int,
+        ctx: int,
+        queue: int,
+        threads: int | None = None,
+    ) -> None:
         if parallel < 1 or queue < 0 or ctx < 16:
             raise ValueError(
                 f"need parallel >= 1, queue >= 0, ctx >= 16; got {parallel}, {queue}, {ctx}"
             )
         self.llm = llm
         self.vocab = vocab
-        self.context = BatchContext(llm, parallel, ctx)
+        self.context = BatchContext(llm, parallel, ctx, threads)
         if vocab.size != self.context.n_vocab:
             raise ValueError(
                 f"vocabulary has {vocab.size} tokens, the model {self.context.n_vocab}"
