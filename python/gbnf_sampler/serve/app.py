@@ -99,6 +99,7 @@ async def health(request: Request) -> Response:
             "slots": len(engine.slots),
             "slots_busy": engine.busy_slots(),
             "queued": max(0, engine.outstanding - engine.busy_slots()),
+            "cancelled": engine.cancelled,
         }
     )
 

@@ -147,7 +147,8 @@ class Engine:
         self.masks = allocate_bitmask(parallel, vocab.size)
         self.full_masks = allocate_bitmask(parallel, vocab.size)
         self.eos = np.asarray(sorted(set(vocab.eos_ids)), dtype=np.int64)
-        self.steps = 0
+        self.steps = 0  # decode calls so far
+        self.cancelled = 0  # jobs dropped because their client went away
         self.thread = threading.Thread(target=self._run, name="gbnf-serve-decode", daemon=True)
 
     # ---- the asyncio side ---------------------------------------------------------------
@@ -418,6 +419,7 @@ class Engine:
         self.context.clear(slot.seq)
         slot.cached = []
         slot.job, slot.last, slot.pending, slot.row = None, None, [], -1
+        self.cancelled += 1
 
     def _fail_all(self, error: Exception) -> None:
         failure = ApiError(500, f"decoding failed: {error}", type="server_error")
