@@ -89,6 +89,31 @@ def test_a_compiling_grammar_blocks_nobody(server: Server, client: Any) -> None:
         server.engine.compile_hook = None
 
 
+def test_a_grammar_failing_mid_answer_fails_only_its_request(server: Server, client: Any) -> None:
+    # With a tiny parser-state limit, this ambiguous grammar raises GrammarTooComplexError when
+    # its first token is accepted, inside the decode loop, next to a request that is fine.
+    bad = 'root ::= "x" ' + "x? " * 200 + '\nx ::= "x"'
+    server.engine.matcher_limits = {"max_state_size": 50}
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            failing = pool.submit(
+                httpx.post,
+                server.url + "/v1/completions",
+                json={"prompt": "x", "max_tokens": 20, "grammar": bad},
+                timeout=600,
+            )
+            fine = pool.submit(_ask, client, SCHEMAS[1], "guided_json")
+            response = failing.result(timeout=600)
+            out = fine.result(timeout=600)
+    finally:
+        server.engine.matcher_limits = {}
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "grammar_too_complex" and "max_state_size" in error["message"]
+    valid_json(out.choices[0].message.content, SCHEMAS[1])
+    assert _health(server.url)["slots_busy"] == 0
+
+
 # ---- one slot, no queue ----------------------------------------------------------------------
 
 

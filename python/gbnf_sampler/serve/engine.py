@@ -142,11 +142,14 @@ class Engine:
         self.cond = threading.Condition()
         self.stopping = False
         self.compile_hook: CompileHook | None = None  # tests: called before each compile
+        self.matcher_limits: dict[str, int] = {}  # gs.compile's limits (max_state_size, ...)
         self.compile_pool = ThreadPoolExecutor(2, thread_name_prefix="gbnf-serve-compile")
         self.mask_pool = ThreadPoolExecutor(1, thread_name_prefix="gbnf-serve-mask")
         self.masks = allocate_bitmask(parallel, vocab.size)
         self.full_masks = allocate_bitmask(parallel, vocab.size)
+        self.scratch = allocate_bitmask(1, vocab.size)
         self.eos = np.asarray(sorted(set(vocab.eos_ids)), dtype=np.int64)
+        self.eos_clear = (~np.left_shift(np.int64(1), self.eos % 32)).astype(np.int32)
         self.steps = 0  # decode calls so far
         self.cancelled = 0  # jobs dropped because their client went away
         self.thread = threading.Thread(target=self._run, name="gbnf-serve-decode", daemon=True)
@@ -202,7 +205,9 @@ class Engine:
             if self.compile_hook is not None:
                 self.compile_hook(param, spec)
             grammar = build()
-            return tokens, None if grammar is None else Matcher(compile(grammar, self.vocab))
+            if grammar is None:
+                return tokens, None
+            return tokens, Matcher(compile(grammar, self.vocab, **self.matcher_limits))
         except ApiError:
             raise
         except (ValueError, TypeError, RecursionError) as e:  # GrammarError, SchemaError, ...
@@ -303,11 +308,10 @@ class Engine:
         try:
             logits = self.context.decode()
         finally:
-            if pending is not None:
-                pending.result()
+            constrained = self._filled(pending, constrained)
         self.steps += 1
         self._apply_masks(logits, constrained)
-        self._sample(logits, outputs)
+        self._sample(logits, [s for s in outputs if s.job is not None])
 
     def _add_generating(self) -> None:
         for slot in self.slots:
@@ -338,6 +342,28 @@ class Engine:
         matchers = [s.job.matcher for s in constrained if s.job is not None and s.job.matcher]
         return self.mask_pool.submit(fill_masks, matchers, self.masks)
 
+    def _filled(self, pending: Future[None] | None, constrained: list[Slot]) -> list[Slot]:
+        """Waits for the batched mask fill. If a grammar raised (a resource limit such as the
+        parser-state size), the masks are filled one by one and only the jobs whose grammar
+        raised fail; the slots still constrained are returned, in mask-row order."""
+        if pending is None:
+            return constrained
+        try:
+            pending.result()
+            return constrained
+        except Exception:
+            logger.info("batched mask fill failed; filling one by one", exc_info=True)
+        kept: list[Slot] = []
+        for slot in constrained:
+            matcher = slot.job.matcher if slot.job is not None else None
+            try:
+                if matcher is not None:
+                    matcher.fill_mask(self.masks, len(kept))
+                    kept.append(slot)
+            except Exception as e:
+                self._finish(slot, None, error=from_constraint_error(e, "grammar"))
+        return kept
+
     def _apply_masks(self, logits: np.ndarray, constrained: list[Slot]) -> None:
         if not constrained:
             return
@@ -350,24 +376,38 @@ class Engine:
         tokens: dict[int, int] = {}
         for slot in outputs:
             job = slot.job
-            assert job is not None and slot.rng is not None
+            if job is None or slot.rng is None:
+                continue
             row = logits[slot.row]
             if job.params.ignore_eos and job.matcher is None and self.eos.size:
                 row[self.eos] = -np.inf
             tokens[slot.seq] = sample(row, job.params, slot.rng)
-        live = [s for s in outputs if not self._ends_turn(s, tokens[s.seq])]
-        constrained = [s for s in live if s.job is not None and s.job.matcher is not None]
-        accepted = accept_tokens(
-            [s.job.matcher for s in constrained if s.job is not None and s.job.matcher],
-            [tokens[s.seq] for s in constrained],
-        )
-        refused = {s.seq for s, ok in zip(constrained, accepted, strict=True) if not ok}
+        live = [s for s in outputs if s.seq in tokens and not self._ends_turn(s, tokens[s.seq])]
+        self._accept([s for s in live if s.job is not None and s.job.matcher], tokens)
         for slot in live:
-            if slot.seq in refused:
+            if slot.job is not None:
+                self._emit(slot, slot.job, tokens[slot.seq])
+
+    def _accept(self, constrained: list[Slot], tokens: dict[int, int]) -> None:
+        """Advances the grammars over the sampled tokens (as a batch); a job whose grammar
+        refuses its token or raises fails, the others go on."""
+        matchers = [s.job.matcher for s in constrained if s.job is not None and s.job.matcher]
+        ids = [tokens[s.seq] for s in constrained]
+        try:
+            results: list[bool | Exception] = list(accept_tokens(matchers, ids))
+        except Exception:
+            results = []
+            for matcher, token in zip(matchers, ids, strict=True):
+                try:
+                    results.append(matcher.accept_token(token))
+                except Exception as e:
+                    results.append(e)
+        for slot, result in zip(constrained, results, strict=True):
+            if isinstance(result, Exception):
+                self._finish(slot, None, error=from_constraint_error(result, "grammar"))
+            elif not result:
                 message = f"the grammar refused sampled token {tokens[slot.seq]} (a sampler bug)"
                 self._finish(slot, None, error=ApiError(500, message, type="server_error"))
-            else:
-                self._emit(slot, tokens[slot.seq])
 
     def _ends_turn(self, slot: Slot, token: int) -> bool:
         if self.context.is_eog(token) or self.vocab.is_eos(token):
@@ -375,9 +415,7 @@ class Engine:
             return True
         return False
 
-    def _emit(self, slot: Slot, token: int) -> None:
-        job = slot.job
-        assert job is not None
+    def _emit(self, slot: Slot, job: Job, token: int) -> None:
         job.completion_tokens += 1
         if job.completion_tokens == 1:
             job.first_token = time.perf_counter()
@@ -392,12 +430,15 @@ class Engine:
             slot.last = token
 
     def _grammar_done(self, job: Job) -> bool:
-        """The grammar is complete and nothing may follow: the answer ends here (sampling
-        would have to pick EOS next)."""
+        """The grammar is complete and nothing but end-of-sequence may follow: the answer ends
+        here (sampling would have to pick EOS next)."""
         matcher = job.matcher
         if matcher is None or not matcher.can_terminate():
             return False
-        return all(self.vocab.is_eos(int(t)) for t in matcher.allowed_tokens())
+        row = self.scratch[0]
+        matcher.fill_mask(row)
+        np.bitwise_and.at(row, self.eos // 32, self.eos_clear)
+        return not row.any()
 
     def _out_of_room(self, slot: Slot, job: Job) -> bool:
         budget = job.completion_tokens >= job.params.max_tokens
