@@ -134,10 +134,15 @@ LONG = {
 CLIENT = textwrap.dedent(
     """
     import sys, httpx
-    with httpx.stream("POST", sys.argv[1] + "/v1/completions", json={body}, timeout=600) as r:
-        for line in r.iter_lines():
-            if line.startswith("data: "):
-                print("streaming", flush=True)
+    body = {body}
+    if not body["stream"]:  # waits for the whole answer
+        print("waiting", flush=True)
+        httpx.post(sys.argv[1] + "/v1/completions", json=body, timeout=600)
+    else:
+        with httpx.stream("POST", sys.argv[1] + "/v1/completions", json=body, timeout=600) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    print("streaming", flush=True)
     """
 )
 
@@ -156,15 +161,25 @@ def _wait_idle(url: str) -> dict[str, Any]:
     raise AssertionError(f"the slot was not freed: {health}")
 
 
-def test_killed_client_frees_its_slot(single: Server) -> None:
+def _wait_busy(url: str) -> None:
+    deadline = time.monotonic() + 120
+    while _health(url)["slots_busy"] != 1:
+        if time.monotonic() > deadline:
+            raise AssertionError("the request never took the slot")
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streaming", "waiting"])
+def test_killed_client_frees_its_slot(single: Server, stream: bool) -> None:
     before = _health(single.url)["cancelled"]
-    script = CLIENT.replace("{body}", repr(LONG))
+    script = CLIENT.replace("{body}", repr({**LONG, "stream": stream}))
     with subprocess.Popen(
         [sys.executable, "-c", script, single.url], stdout=subprocess.PIPE, text=True
     ) as proc:
         try:
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "streaming"
-            assert _health(single.url)["slots_busy"] == 1
+            expected = "streaming" if stream else "waiting"
+            assert proc.stdout is not None and proc.stdout.readline().strip() == expected
+            _wait_busy(single.url)
         finally:
             proc.kill()
     health = _wait_idle(single.url)
