@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+import gbnf_sampler as gs
+
 from serve_helpers import MESSAGES, SCHEMAS, Server, running_server, valid_json
 
 openai = pytest.importorskip("openai", reason="the openai client is not installed")
@@ -93,7 +95,7 @@ def test_a_grammar_failing_mid_answer_fails_only_its_request(server: Server, cli
     # With a tiny parser-state limit, this ambiguous grammar raises GrammarTooComplexError when
     # its first token is accepted, inside the decode loop, next to a request that is fine.
     bad = 'root ::= "x" ' + "x? " * 200 + '\nx ::= "x"'
-    server.engine.matcher_limits = {"max_state_size": 50}
+    server.engine.max_state_size = 50
     try:
         with ThreadPoolExecutor(2) as pool:
             failing = pool.submit(
@@ -106,7 +108,7 @@ def test_a_grammar_failing_mid_answer_fails_only_its_request(server: Server, cli
             response = failing.result(timeout=600)
             out = fine.result(timeout=600)
     finally:
-        server.engine.matcher_limits = {}
+        server.engine.max_state_size = gs.limits.DEFAULT_MAX_STATE_SIZE
     assert response.status_code == 400, response.text
     error = response.json()["error"]
     assert error["code"] == "grammar_too_complex" and "max_state_size" in error["message"]

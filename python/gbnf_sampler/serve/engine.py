@@ -33,6 +33,7 @@ import numpy as np
 from ..compiled import compile
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask, apply_bitmask
+from ..limits import DEFAULT_MAX_STATE_SIZE
 from ..matcher import Matcher, accept_tokens, fill_masks
 from ..vocab import Vocab
 from .context import BatchContext
@@ -142,7 +143,7 @@ class Engine:
         self.cond = threading.Condition()
         self.stopping = False
         self.compile_hook: CompileHook | None = None  # tests: called before each compile
-        self.matcher_limits: dict[str, int] = {}  # gs.compile's limits (max_state_size, ...)
+        self.max_state_size = DEFAULT_MAX_STATE_SIZE  # gs.compile's parser-state limit
         self.compile_pool = ThreadPoolExecutor(2, thread_name_prefix="gbnf-serve-compile")
         self.mask_pool = ThreadPoolExecutor(1, thread_name_prefix="gbnf-serve-mask")
         self.masks = allocate_bitmask(parallel, vocab.size)
@@ -207,7 +208,7 @@ class Engine:
             grammar = build()
             if grammar is None:
                 return tokens, None
-            return tokens, Matcher(compile(grammar, self.vocab, **self.matcher_limits))
+            return tokens, Matcher(compile(grammar, self.vocab, max_state_size=self.max_state_size))
         except ApiError:
             raise
         except (ValueError, TypeError, RecursionError) as e:  # GrammarError, SchemaError, ...
