@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 import gbnf_sampler as gs
-
 from serve_helpers import MESSAGES, SCHEMAS, Server, running_server, valid_json
 
 openai = pytest.importorskip("openai", reason="the openai client is not installed")
