@@ -154,6 +154,9 @@ class Engine:
         self.steps = 0  # decode calls so far
         self.cancelled = 0  # jobs dropped because their client went away
         self.thread = threading.Thread(target=self._run, name="gbnf-serve-decode", daemon=True)
+        # The first grammar compiled for a vocabulary also builds the vocabulary's own tables
+        # (~0.1 s on a 262k vocabulary): done now, not in the first request's time to first token.
+        compile(Grammar.from_gbnf('root ::= "warm-up"'), vocab)
 
     # ---- the asyncio side ---------------------------------------------------------------
 
