@@ -5,7 +5,8 @@ Schema, against the same run unconstrained and against llama-cpp-python's own se
     python bench/serve.py [--concurrency 1,2,4,8] [--max-tokens 64] [--rounds 2]
                           [--threads N] [--out bench/results] [--skip-llama-cpp-python]
 
-Three configurations, run interleaved round by round on servers started side by side (each a
+Three configurations, run interleaved round by round (in ABBA order, so that a machine whose
+speed drifts favours none) on servers started side by side (each a
 subprocess with the same model, the embedded Gemma 3 270M, and the same thread count):
 
   unconstrained        ours, ``ignore_eos`` (every request runs to max_tokens)
@@ -138,8 +139,9 @@ def run_throughput(urls: dict[str, str], args: argparse.Namespace) -> dict[str, 
     for c in args.concurrency:
         schemas = [schema_for(f"{WORDS[i % len(WORDS)]}_{c}_{i}") for i in range(c)]
         totals = {m: {"tokens": 0, "wall": 0.0, "latencies": []} for m in urls}
-        for _ in range(args.rounds):
-            for mode, url in urls.items():
+        for r in range(args.rounds):
+            order = list(urls.items())
+            for mode, url in order if r % 2 == 0 else order[::-1]:  # ABBA: drift cancels
                 bodies = [_body(mode, s, args.max_tokens) for s in schemas]
                 wall, outs = asyncio.run(_round(url, bodies))
                 for (latency, tokens, text), schema in zip(outs, schemas, strict=True):

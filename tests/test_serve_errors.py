@@ -118,6 +118,15 @@ BAD: list[tuple[str, str, str, dict[str, str], Any, int, dict[str, Any]]] = [
         {"code": "context_length_exceeded"},
     ),
     ("bad regex", "POST", CHAT, AUTH, chat(guided_regex="(a"), 400, {"param": "guided_regex"}),
+    (
+        "grammar too big to compile",
+        "POST",
+        CHAT,
+        AUTH,
+        chat(grammar='root ::= ((("a"){1000}){1000}){1000}'),
+        400,
+        {"code": "grammar_too_complex", "param": "grammar"},
+    ),
     ("unknown route", "POST", "/v1/embeddings", AUTH, chat(), 404, {}),
     ("wrong method", "GET", CHAT, AUTH, None, 405, {}),
     (

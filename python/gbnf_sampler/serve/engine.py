@@ -1,7 +1,7 @@
 """The batched decoding engine: one llama.cpp context, ``parallel`` slots, one decode thread.
 
 Requests come from the asyncio side as :class:`Job` objects. Their grammars are compiled and
-their prompts tokenized on a thread pool (:meth:`Engine.prepare`), so a request with a big schema
+their prompts tokenized on thread pools (:meth:`Engine.prepare`), so a request with a big schema
 never holds up the others: it joins the ready queue only when its matcher exists. The decode
 thread owns the context. Each step it
 
@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..compiled import compile
+from ..errors import GbnfSamplerError
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask, apply_bitmask
 from ..limits import DEFAULT_MAX_STATE_SIZE
@@ -144,7 +145,8 @@ class Engine:
         self.stopping = False
         self.compile_hook: CompileHook | None = None  # tests: called before each compile
         self.max_state_size = DEFAULT_MAX_STATE_SIZE  # gs.compile's parser-state limit
-        self.compile_pool = ThreadPoolExecutor(2, thread_name_prefix="gbnf-serve-compile")
+        self.compile_pool = ThreadPoolExecutor(4, thread_name_prefix="gbnf-serve-compile")
+        self.token_pool = ThreadPoolExecutor(1, thread_name_prefix="gbnf-serve-tokenize")
         self.mask_pool = ThreadPoolExecutor(1, thread_name_prefix="gbnf-serve-mask")
         self.masks = allocate_bitmask(parallel, vocab.size)
         self.full_masks = allocate_bitmask(parallel, vocab.size)
@@ -169,6 +171,7 @@ class Engine:
             self.cond.notify_all()
         self.thread.join(timeout=30)
         self.compile_pool.shutdown(wait=False, cancel_futures=True)
+        self.token_pool.shutdown(wait=False, cancel_futures=True)
         self.mask_pool.shutdown(wait=False)
         if not self.thread.is_alive():
             self.context.close()
@@ -193,28 +196,28 @@ class Engine:
     async def prepare(
         self, prompt: str, param: str | None, spec: Any, build: Callable[[], Grammar | None] | None
     ) -> tuple[list[int], Matcher | None]:
-        """Tokenizes ``prompt`` and compiles the constraint on the compile pool."""
+        """Tokenizes ``prompt`` and compiles the constraint, each on its own pool (a prompt is
+        never tokenized behind someone's big schema)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self.compile_pool, self._prepare, prompt, param, spec, build
-        )
-
-    def _prepare(
-        self, prompt: str, param: str | None, spec: Any, build: Callable[[], Grammar | None] | None
-    ) -> tuple[list[int], Matcher | None]:
-        tokens = self.tokenize(prompt)
+        tokens = loop.run_in_executor(self.token_pool, self.tokenize, prompt)
         if build is None or param is None:
-            return tokens, None
+            return await tokens, None
+        matcher = loop.run_in_executor(self.compile_pool, self._compile, param, spec, build)
+        return await asyncio.gather(tokens, matcher)
+
+    def _compile(
+        self, param: str, spec: Any, build: Callable[[], Grammar | None]
+    ) -> Matcher | None:
         try:
             if self.compile_hook is not None:
                 self.compile_hook(param, spec)
             grammar = build()
             if grammar is None:
-                return tokens, None
-            return tokens, Matcher(compile(grammar, self.vocab, max_state_size=self.max_state_size))
+                return None
+            return Matcher(compile(grammar, self.vocab, max_state_size=self.max_state_size))
         except ApiError:
             raise
-        except (ValueError, TypeError, RecursionError) as e:  # GrammarError, SchemaError, ...
+        except (GbnfSamplerError, ValueError, TypeError, RecursionError) as e:
             raise from_constraint_error(e, param) from e
 
     def tokenize(self, prompt: str) -> list[int]:
