@@ -227,9 +227,10 @@ def chart(results: dict[str, Any], args: argparse.Namespace, path: Path) -> None
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for mode, by_c in results.items():
         cs = sorted(by_c)
-        left.plot(cs, [by_c[c]["tokens_per_s"] for c in cs], marker="o", label=mode)
-        right.plot(cs, [by_c[c]["p50"] for c in cs], marker="o", label=f"{mode} p50")
-        right.plot(cs, [by_c[c]["p99"] for c in cs], linestyle="--", label=f"{mode} p99")
+        (line,) = left.plot(cs, [by_c[c]["tokens_per_s"] for c in cs], marker="o", label=mode)
+        color = line.get_color()
+        right.plot(cs, [by_c[c]["p50"] for c in cs], marker="o", color=color, label=f"{mode} p50")
+        right.plot(cs, [by_c[c]["p99"] for c in cs], "--", color=color, label=f"{mode} p99")
     left.set(xlabel="concurrent clients", ylabel="aggregate tokens/s", title="throughput")
     right.set(xlabel="concurrent clients", ylabel="request latency (s)", title="latency")
     for ax in (left, right):
@@ -295,6 +296,7 @@ def main() -> None:
         ttft = run_ttft(ours, args.ttft_runs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "serve.json").write_text(json.dumps({"results": results, "ttft": ttft}, indent=1))
     text = table(results, ttft, args)
     (out / "serve.md").write_text(text)
     chart(results, args, out / "serve.png")
