@@ -12,7 +12,8 @@ thread owns the context. Each step it
    generating sequence, a chunk of each prompt still being evaluated),
 4. fills the masks of all constrained sequences with :func:`gs.fill_masks` into one bitmask
    while ``llama_decode`` runs (both release the GIL), applies them with
-   :func:`gs.apply_bitmask` to the logits rows, samples each row with its request's settings,
+   :func:`gs.apply_bitmask` to the logits rows, samples each row with its request's settings
+   and advances each grammar over its token,
 5. streams each new token's text to its request's asyncio queue.
 """
 
@@ -35,7 +36,7 @@ from ..errors import GbnfSamplerError
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask, apply_bitmask
 from ..limits import DEFAULT_MAX_STATE_SIZE
-from ..matcher import Matcher, accept_tokens, fill_masks
+from ..matcher import Matcher, fill_masks
 from ..vocab import Vocab
 from .context import BatchContext
 from .errors import ApiError, from_constraint_error
@@ -396,24 +397,22 @@ class Engine:
                 self._emit(slot, slot.job, tokens[slot.seq])
 
     def _accept(self, constrained: list[Slot], tokens: dict[int, int]) -> None:
-        """Advances the grammars over the sampled tokens (as a batch); a job whose grammar
-        refuses its token or raises fails, the others go on."""
-        matchers = [s.job.matcher for s in constrained if s.job is not None and s.job.matcher]
-        ids = [tokens[s.seq] for s in constrained]
-        try:
-            results: list[bool | Exception] = list(accept_tokens(matchers, ids))
-        except Exception:
-            results = []
-            for matcher, token in zip(matchers, ids, strict=True):
-                try:
-                    results.append(matcher.accept_token(token))
-                except Exception as e:
-                    results.append(e)
-        for slot, result in zip(constrained, results, strict=True):
-            if isinstance(result, Exception):
-                self._finish(slot, None, error=from_constraint_error(result, "grammar"))
-            elif not result:
-                message = f"the grammar refused sampled token {tokens[slot.seq]} (a sampler bug)"
+        """Advances each grammar over its sampled token; a job whose grammar refuses its token
+        or raises (a resource limit) fails, the others go on. One call per matcher, not
+        :func:`gs.accept_tokens`: a batch that raises part-way leaves the others advanced, and
+        telling which is not possible (and each accept takes microseconds)."""
+        for slot in constrained:
+            matcher = slot.job.matcher if slot.job is not None else None
+            if matcher is None:
+                continue
+            token = tokens[slot.seq]
+            try:
+                accepted = matcher.accept_token(token)
+            except Exception as e:
+                self._finish(slot, None, error=from_constraint_error(e, "grammar"))
+                continue
+            if not accepted:
+                message = f"the grammar refused sampled token {token} (a sampler bug)"
                 self._finish(slot, None, error=ApiError(500, message, type="server_error"))
 
     def _ends_turn(self, slot: Slot, token: int) -> bool:
