@@ -207,11 +207,14 @@ class Grammar:
     @classmethod
     def coerce(cls, value: Any) -> Grammar:
         """A Grammar from what users pass around: a Grammar (as is), GBNF text (str or bytes),
-        a JSON Schema (dict) or a Pydantic model class."""
+        a structural tag (a dict with ``"type": "structural_tag"``), a JSON Schema (dict) or a
+        Pydantic model class."""
         if isinstance(value, Grammar):
             return value
         if isinstance(value, (str, bytes)):
             return cls.from_gbnf(value)
+        if isinstance(value, dict) and value.get("type") == "structural_tag":
+            return cls.from_structural_tag(value)
         if isinstance(value, dict) or hasattr(value, "model_json_schema"):
             return cls.from_json_schema(value)
         raise TypeError(

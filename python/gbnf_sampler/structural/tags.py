@@ -8,7 +8,9 @@ documentation reads across): ``{"type": "structural_tag", "format": F}`` or a fo
 ``const_string``          ``value``: exactly this text
 ``json_schema``           ``json_schema``; ``style``: ``json`` (default) or an argument style
                           of :mod:`.styles` (``qwen_xml``, ``deepseek_xml``, ``python``,
-                          ``gemma``...); ``max_whitespace_cnt``
+                          ``gemma``...); ``max_whitespace_cnt``; (an extension)
+                          ``additional_properties: false``: no unlisted properties where
+                          the schema says nothing (OpenAI strict mode)
 ``grammar``               ``grammar``: GBNF text
 ``regex``                 ``pattern``
 ``any_text``              free text; ``excludes``: strings that must not occur
@@ -159,13 +161,16 @@ def _const_string(fmt: Mapping[str, Any], path: str, ctx: Ctx) -> Piece:
 
 
 def _json_schema(fmt: Mapping[str, Any], path: str, ctx: Ctx) -> Piece:
-    S.check_keys(fmt, ("json_schema", "style", "any_order", "max_whitespace_cnt"), path)
+    keys = ("json_schema", "style", "any_order", "max_whitespace_cnt", "additional_properties")
+    S.check_keys(fmt, keys, path)
     if S.get_bool(fmt, "any_order", path, False):
         raise S.fail(S.pointer(path, "any_order"), "any_order is not supported")
     style = S.get_str(fmt, "style", path, "json")
     options: dict[str, Any] = {}
     if fmt.get("max_whitespace_cnt") is not None:
         options["max_whitespace"] = S.get_int(fmt, "max_whitespace_cnt", path, 0)
+    if fmt.get("additional_properties") is not None and style == "json":
+        options["additional_properties"] = S.get_bool(fmt, "additional_properties", path, True)
     schema = S.get(fmt, "json_schema", path)
     try:
         return Piece(schema_expr(ctx.rules, schema, style, **options))

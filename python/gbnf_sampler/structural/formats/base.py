@@ -142,17 +142,36 @@ class ToolConstraint:
     budget: ReasoningBudget | None = None
     spec: Mapping[str, Any] = field(default_factory=dict)
 
+    reasoning: Reasoning = Reasoning("off")
+
     def parse(self, text: str) -> Parsed:
-        return self.format.parse(text, self.tools)
+        return self.format.parse(text, self.tools, reasoning=self.reasoning)
 
 
-def call_arguments_text(call: Mapping[str, Any]) -> str:
-    """The ``arguments`` string of an OpenAI tool call: the raw JSON the model wrote when the
-    format writes JSON, else the decoded arguments as JSON."""
-    raw = call.get("raw_arguments")
-    if isinstance(raw, str):
-        return raw
-    return json.dumps(call["arguments"], ensure_ascii=False)
+def args_format(parameters: Any, style: str) -> dict[str, Any]:
+    """The structural-tag content of a call's arguments: its schema, with no property the
+    schema does not list (``additionalProperties: false`` where it says nothing, as OpenAI's
+    strict mode and llama.cpp do: a model adding an argument is never what the tool wants)."""
+    spec: dict[str, Any] = {"type": "json_schema", "json_schema": parameters, "style": style}
+    if style == "json":
+        spec["additional_properties"] = False
+    return spec
+
+
+_PLACEHOLDERS = {"string": "...", "integer": 1, "number": 1.5, "boolean": True, "null": None}
+
+
+def example_arguments(tool: Tool) -> dict[str, Any]:
+    """Placeholder arguments for an example call (the required properties, by type)."""
+    params = tool.parameters if isinstance(tool.parameters, Mapping) else {}
+    props = params.get("properties") or {}
+    out: dict[str, Any] = {}
+    for name in params.get("required", list(props)[:1]):
+        prop = props.get(name, {})
+        enum = prop.get("enum") if isinstance(prop, Mapping) else None
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        out[name] = enum[0] if enum else _PLACEHOLDERS.get(str(kind), "...")
+    return out
 
 
 class ToolFormat:
@@ -172,7 +191,8 @@ class ToolFormat:
         """The structural tag (a JSON-able dict) of one request."""
         normalized = normalize_tools(tools)
         mode, allowed = resolve_tool_choice(normalized, tool_choice)
-        return self._spec(allowed, mode, bool(parallel_tool_calls), Reasoning.coerce(reasoning))
+        reasoning_option = Reasoning.coerce(reasoning)
+        return self._spec(allowed, mode, bool(parallel_tool_calls), reasoning_option, None)
 
     def constraint(
         self,
@@ -182,16 +202,24 @@ class ToolFormat:
         reasoning: Any = False,
         *,
         vocab: Vocab | None = None,
+        answer: Mapping[str, Any] | None = None,
     ) -> ToolConstraint:
         """The grammar of one request (``vocab``: write the format's special tokens as tokens
-        of this vocabulary) and the reasoning budget for the generation layer."""
+        of this vocabulary) and the reasoning budget for the generation layer. ``answer``: a
+        structural-tag format for a text answer (a JSON Schema...), with no tool calls."""
         normalized = normalize_tools(tools)
         mode, allowed = resolve_tool_choice(normalized, tool_choice)
+        if answer is not None and mode != "none":
+            raise StructuralTagError(
+                "an answer format needs tool_choice='none' (calls and a structured answer "
+                "are not combined)",
+                "/tool_choice",
+            )
         option = Reasoning.coerce(reasoning)
-        spec = self._spec(allowed, mode, bool(parallel_tool_calls), option)
+        spec = self._spec(allowed, mode, bool(parallel_tool_calls), option, answer)
         grammar = from_structural_tag(spec, vocab=vocab)
         budget = self._budget(option)
-        return ToolConstraint(grammar, self, normalized, budget, spec)
+        return ToolConstraint(grammar, self, normalized, budget, spec, option)
 
     def grammar(
         self,
@@ -210,19 +238,46 @@ class ToolFormat:
     # --- what formats implement ---
 
     def _spec(
-        self, tools: list[Tool], mode: str, parallel: bool, reasoning: Reasoning
+        self,
+        tools: list[Tool],
+        mode: str,
+        parallel: bool,
+        reasoning: Reasoning,
+        answer: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
         raise NotImplementedError
+
+    def instructions(self, tools: Any) -> str:
+        """A system-prompt paragraph listing ``tools`` and showing this format's call syntax,
+        for chat templates that do not render tools themselves."""
+        normalized = normalize_tools(tools)
+        listing = "\n".join(
+            json.dumps({"name": t.name, "parameters": t.parameters}, ensure_ascii=False)
+            for t in normalized
+        )
+        example = self.render(
+            "", [{"name": normalized[0].name, "arguments": example_arguments(normalized[0])}]
+        )
+        return (
+            "You can call these functions (JSON Schema of their arguments):\n"
+            f"{listing}\n"
+            "To call a function, answer in exactly this format, for example:\n"
+            f"{example}"
+        )
 
     def _budget(self, reasoning: Reasoning) -> ReasoningBudget | None:
         return None
 
-    def parse(self, text: str, tools: Any = None) -> Parsed:
+    def parse(self, text: str, tools: Any = None, *, reasoning: Any = None) -> Parsed:
         """A finished output as (content, tool_calls, reasoning_content). ``tools`` (optional)
-        decodes arguments whose written form depends on the schema (raw XML strings)."""
+        decodes arguments whose written form depends on the schema (raw XML strings).
+        ``reasoning``: the option the output was generated with (it says whether a prompt that
+        opens the think section did); None: guess from the text."""
         raise NotImplementedError
 
-    def parse_partial(self, text: str, tools: Any = None) -> PartialOutput:
+    def parse_partial(
+        self, text: str, tools: Any = None, *, reasoning: Any = None
+    ) -> PartialOutput:
         """The output so far, for streaming (see :mod:`.stream`)."""
         raise NotImplementedError
 
@@ -232,9 +287,9 @@ class ToolFormat:
         """The text a model of this format writes for these fields (the inverse of parse)."""
         raise NotImplementedError
 
-    def stream_parser(self, tools: Any = None) -> StreamParser:
+    def stream_parser(self, tools: Any = None, *, reasoning: Any = None) -> StreamParser:
         """An incremental parser of this format's output: text chunks in, OpenAI deltas out."""
-        return StreamParser(self, tools)
+        return StreamParser(self, tools, reasoning)
 
     def __repr__(self) -> str:
         return f"<ToolFormat {self.name!r}>"
@@ -249,7 +304,7 @@ __all__ = [
     "Tool",
     "ToolConstraint",
     "ToolFormat",
-    "call_arguments_text",
+    "example_arguments",
     "normalize_tools",
     "resolve_tool_choice",
 ]

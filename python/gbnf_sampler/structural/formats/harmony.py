@@ -17,6 +17,7 @@ the output.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from . import scan
@@ -25,6 +26,7 @@ from .base import (
     ReasoningBudget,
     Tool,
     ToolFormat,
+    args_format,
 )
 from .results import Parsed, PartialCall, PartialOutput
 from .tagged import render_arguments
@@ -50,12 +52,17 @@ class HarmonyFormat(ToolFormat):
     models = "gpt-oss-20b, gpt-oss-120b"
 
     def _spec(
-        self, tools: list[Tool], mode: str, parallel: bool, reasoning: Reasoning
+        self,
+        tools: list[Tool],
+        mode: str,
+        parallel: bool,
+        reasoning: Reasoning,
+        answer: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
         final = {
             "type": "tag",
             "begin": FINAL,
-            "content": {"type": "any_text"},
+            "content": dict(answer) if answer else {"type": "any_text"},
             "end": [RETURN, END],
         }
         calls = {
@@ -64,7 +71,7 @@ class HarmonyFormat(ToolFormat):
                 {
                     "type": "tag",
                     "begin": _call_begin(t.name),
-                    "content": {"type": "json_schema", "json_schema": t.parameters},
+                    "content": args_format(t.parameters, "json"),
                     "end": CALL,
                 }
                 for t in tools
@@ -97,13 +104,15 @@ class HarmonyFormat(ToolFormat):
             return None
         return ReasoningBudget(ANALYSIS, END, reasoning.budget)
 
-    def parse(self, text: str, tools: Any = None) -> Parsed:
+    def parse(self, text: str, tools: Any = None, *, reasoning: Any = None) -> Parsed:
         out = self._scan(text, final=True)
         calls = [{"name": c.name, "arguments": c.arguments} for c in out.calls if c.complete]
         reasoning = out.reasoning.strip() if out.has_reasoning else None
         return Parsed(out.content.strip(), calls, reasoning)
 
-    def parse_partial(self, text: str, tools: Any = None) -> PartialOutput:
+    def parse_partial(
+        self, text: str, tools: Any = None, *, reasoning: Any = None
+    ) -> PartialOutput:
         return self._scan(text, final=False)
 
     def _scan(self, text: str, final: bool) -> PartialOutput:

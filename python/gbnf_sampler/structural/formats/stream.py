@@ -26,9 +26,11 @@ from .results import Parsed, PartialOutput
 
 
 class _Format(Protocol):
-    def parse(self, text: str, tools: Any = None) -> Parsed: ...
+    def parse(self, text: str, tools: Any = None, *, reasoning: Any = None) -> Parsed: ...
 
-    def parse_partial(self, text: str, tools: Any = None) -> PartialOutput: ...
+    def parse_partial(
+        self, text: str, tools: Any = None, *, reasoning: Any = None
+    ) -> PartialOutput: ...
 
 
 def new_call_id() -> str:
@@ -36,9 +38,10 @@ def new_call_id() -> str:
 
 
 class StreamParser:
-    def __init__(self, fmt: _Format, tools: Any = None) -> None:
+    def __init__(self, fmt: _Format, tools: Any = None, reasoning: Any = None) -> None:
         self.format = fmt
         self.tools = tools
+        self.reasoning = reasoning
         self.text = ""
         self.ids: list[str] = []
         self._sent_content = ""
@@ -48,12 +51,12 @@ class StreamParser:
 
     def feed(self, chunk: str) -> list[dict[str, Any]]:
         self.text += chunk
-        partial = self.format.parse_partial(self.text, self.tools)
+        partial = self.format.parse_partial(self.text, self.tools, reasoning=self.reasoning)
         return self._deltas(partial, final=False)
 
     def finish(self) -> list[dict[str, Any]]:
         """The last deltas (text held back, the rest of the calls); sets :attr:`result`."""
-        self.result = self.format.parse(self.text, self.tools)
+        self.result = self.format.parse(self.text, self.tools, reasoning=self.reasoning)
         partial = PartialOutput(
             content=self.result.content,
             reasoning=self.result.reasoning_content or "",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from .base import (
     ReasoningBudget,
     Tool,
     ToolFormat,
+    args_format,
     normalize_tools,
 )
 from .results import Parsed, PartialCall, PartialOutput
@@ -96,16 +98,18 @@ class TaggedFormat(ToolFormat):
             {
                 "type": "tag",
                 "begin": c.opening(t.name),
-                "content": {"type": "json_schema", "json_schema": t.parameters, "style": c.style},
+                "content": args_format(t.parameters, c.style),
                 "end": c.end,
             }
             for c in self.calls
             for t in tools
         ]
 
-    def _calls_spec(self, tools: list[Tool], mode: str, parallel: bool) -> dict[str, Any]:
+    def _calls_spec(
+        self, tools: list[Tool], mode: str, parallel: bool, answer: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
         if mode == "none":
-            return {"type": "any_text", "excludes": self.triggers}
+            return dict(answer) if answer else {"type": "any_text", "excludes": self.triggers}
         one = mode == "named" or not parallel
         tags = self._call_tags(tools)
         if self.section is not None:
@@ -154,9 +158,14 @@ class TaggedFormat(ToolFormat):
         return spec
 
     def _spec(
-        self, tools: list[Tool], mode: str, parallel: bool, reasoning: Reasoning
+        self,
+        tools: list[Tool],
+        mode: str,
+        parallel: bool,
+        reasoning: Reasoning,
+        answer: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
-        calls = self._calls_spec(tools, mode, parallel)
+        calls = self._calls_spec(tools, mode, parallel, answer)
         think = self._think_spec(reasoning)
         fmt = calls if think is None else {"type": "sequence", "elements": [think, calls]}
         return {"type": "structural_tag", "format": fmt}
@@ -169,18 +178,22 @@ class TaggedFormat(ToolFormat):
 
     # --- parsing ---
 
-    def parse(self, text: str, tools: Any = None) -> Parsed:
-        out = self._scan(text, _schemas(tools), final=True)
+    def parse(self, text: str, tools: Any = None, *, reasoning: Any = None) -> Parsed:
+        out = self._scan(text, _schemas(tools), True, _mode(reasoning))
         calls = [{"name": c.name, "arguments": c.arguments} for c in out.calls if c.complete]
         reasoning = out.reasoning.strip() if out.has_reasoning else None
         return Parsed(out.content.strip(), calls, reasoning)
 
-    def parse_partial(self, text: str, tools: Any = None) -> PartialOutput:
-        return self._scan(text, _schemas(tools), final=False)
+    def parse_partial(
+        self, text: str, tools: Any = None, *, reasoning: Any = None
+    ) -> PartialOutput:
+        return self._scan(text, _schemas(tools), False, _mode(reasoning))
 
-    def _scan(self, text: str, schemas: dict[str, Any], final: bool) -> PartialOutput:
+    def _scan(
+        self, text: str, schemas: dict[str, Any], final: bool, mode: str | None
+    ) -> PartialOutput:
         out = PartialOutput()
-        pos = self._scan_think(text, out, final)
+        pos = self._scan_think(text, out, final, mode)
         parts: list[str] = []
         while pos < len(text):
             hit = _find_first(text, pos, self.triggers)
@@ -202,11 +215,16 @@ class TaggedFormat(ToolFormat):
         out.content = "".join(parts)
         return out
 
-    def _scan_think(self, text: str, out: PartialOutput, final: bool) -> int:
+    def _scan_think(self, text: str, out: PartialOutput, final: bool, mode: str | None) -> int:
+        """Reads the think section; returns where the answer starts. ``mode``: the reasoning
+        option (None: unknown; a section the prompt opened is then taken to be there when its
+        end is, or, while streaming, until the text shows otherwise)."""
         think = self.think
-        if think is None:
+        if think is None or mode == "off":
             return 0
         start = scan.skip_ws(text, 0)
+        if think.in_prompt and mode is None and final and think.end not in text:
+            return 0
         if not think.in_prompt:
             if not final and think.begin.startswith(text[start:]):
                 return len(text)  # may still become the think section
@@ -298,6 +316,10 @@ class TaggedFormat(ToolFormat):
         if self.section is not None:
             return out + self.section.begin + self.section.separator.join(texts) + self.section.end
         return out + self.call_separator.join(texts)
+
+
+def _mode(reasoning: Any) -> str | None:
+    return None if reasoning is None else Reasoning.coerce(reasoning).mode
 
 
 def _schemas(tools: Any) -> dict[str, Any]:
