@@ -207,6 +207,9 @@ class TaggedFormat(ToolFormat):
             end = self._read_calls(text, hit, schemas, out)
             if end is scan.INCOMPLETE and not final:
                 break
+            if end is scan.INCOMPLETE and any(c.complete for c in out.calls[before:]):
+                out.calls = [c for c in out.calls if c.complete]  # cut off: the whole calls
+                break
             if not isinstance(end, int):  # not a call after all (or cut off): it is text
                 del out.calls[before:]
                 parts.append(text[hit:])
