@@ -142,7 +142,7 @@ def test_token_trigger_is_a_token_reference() -> None:
     assert m2.accept_bytes(b"<|call|>") and m2.can_terminate()
 
 
-# --- real vocabularies -----------------------------------------------------------------------------
+# --- real vocabularies ---------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module", params=VOCABS)
@@ -210,7 +210,7 @@ def test_tokens_completing_the_trigger_and_running_into_the_body(
 ) -> None:
     """After each proper prefix of the trigger, every token that finishes the trigger is
     allowed exactly when its remaining bytes fit the body (byte-level matcher as reference)."""
-    llm, vocab = real
+    _, vocab = real
     grammar = gs.Grammar.triggered(BODY, TRIGGER)
     compiled = gs.compile(grammar, vocab)
     tokens = vocab.tokens()
