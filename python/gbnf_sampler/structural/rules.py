@@ -40,8 +40,7 @@ def token_ref(token: int | str, *, negated: bool = False) -> str:
 
 
 def alternatives(options: list[str]) -> str:
-    """``( a | b )`` (or the one option as is; ``""`` for none... which matches nothing, so
-    callers never pass an empty list)."""
+    """``( a | b )``, or the one option as is (duplicates dropped; at least one option)."""
     kept = list(dict.fromkeys(options))
     if not kept:
         raise ValueError("no alternatives")
