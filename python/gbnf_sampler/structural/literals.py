@@ -9,7 +9,8 @@ Two literal syntaxes (:class:`LiteralSyntax`):
   delimiters (raw text, no escapes), ``true``, ``false``, ``null``, ``[a,b]``.
 
 The schema subset (anything else is a :class:`~gbnf_sampler.errors.SchemaError` naming its
-path): ``type`` (also lists), ``enum``, ``const``, ``anyOf``/``oneOf`` (as alternatives),
+path): ``type`` (also lists), ``enum``, ``const``, ``anyOf`` (``oneOf`` is refused: its
+exclusivity is not checked here),
 ``$ref`` to ``#/...`` in the same document, ``properties``/``required`` (declared properties only,
 in their order: ``additionalProperties`` is not used), ``items``, ``minItems``, ``maxItems``;
 number and integer keywords (exact, through the JSON Schema converter); string keywords in the
@@ -49,7 +50,7 @@ ANNOTATIONS = frozenset(
         "strict",
     }
 )
-_STRUCTURE = frozenset({"type", "enum", "const", "anyOf", "oneOf", "$ref"})
+_STRUCTURE = frozenset({"type", "enum", "const", "anyOf", "$ref"})
 _OBJECT = frozenset({"properties", "required"})
 _ARRAY = frozenset({"items", "minItems", "maxItems"})
 _NUMBER = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
@@ -185,12 +186,11 @@ class LiteralWriter:
         if "const" in schema or "enum" in schema:
             values = schema.get("enum", [schema.get("const")])
             return alternatives([literal(self.syntax.render(v)) for v in values])
-        for key in ("anyOf", "oneOf"):
-            if key in schema:
-                branches = schema[key]
-                return alternatives(
-                    [self.value(b, f"{path}/{key}/{i}") for i, b in enumerate(branches)]
-                )
+        if "anyOf" in schema:
+            branches = schema["anyOf"]
+            return alternatives(
+                [self.value(b, f"{path}/anyOf/{i}") for i, b in enumerate(branches)]
+            )
         kinds = types_of(schema)
         if not kinds:
             return self._any()
