@@ -51,6 +51,9 @@ MAX_REPEAT = 1_000_000
 MAX_LOOKAHEAD_UNROLL = 64
 MAX_DFA_STATES = 20_000
 MAX_NFA_STATES = 50_000
+# Structural layer (triggered grammars, structural tags).
+MAX_TRIGGERS = 256
+MAX_STRUCTURAL_TAG_DEPTH = 64
 # Server (gbnf-sampler serve; the options are command-line flags).
 SERVE_MAX_BODY_BYTES = 8 << 20
 SERVE_MAX_GRAMMAR_BYTES = 1 << 20
@@ -233,6 +236,18 @@ LIMITS: tuple[Limit, ...] = (
         "",
         "`gs.limits.MAX_DFA_STATES` (`SchemaError` when strict)",
     ),
+    Limit(
+        "triggers of one triggered grammar or `triggered_tags`",
+        MAX_TRIGGERS,
+        "",
+        "`gs.limits.MAX_TRIGGERS` (`ValueError`, `StructuralTagError`)",
+    ),
+    Limit(
+        "structural tag nesting",
+        MAX_STRUCTURAL_TAG_DEPTH,
+        "levels",
+        "`gs.limits.MAX_STRUCTURAL_TAG_DEPTH` (`StructuralTagError`)",
+    ),
     Limit("server: request body", SERVE_MAX_BODY_BYTES, "bytes", "fixed (HTTP 413)"),
     Limit(
         "server: grammar or schema in a request",
@@ -301,6 +316,8 @@ __all__ = [
     "MAX_SCHEMA_KIND_DEPTH",
     "MAX_SCHEMA_LOGIC_DEPTH",
     "MAX_SCHEMA_NESTING",
+    "MAX_STRUCTURAL_TAG_DEPTH",
+    "MAX_TRIGGERS",
     "MAX_UNIQUE_STATES",
     "SERVE_DEFAULT_CTX",
     "SERVE_DEFAULT_PARALLEL",
