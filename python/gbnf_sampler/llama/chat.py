@@ -23,7 +23,7 @@ from .compiled import vocab_for
 from .generate import generate
 
 
-def _chat_prompt(
+def chat_prompt(
     llm: Any, template: str | None, messages: list[dict[str, Any]], **template_args: Any
 ) -> str:
     """The prompt text for ``messages`` under the chat template (the model's own)."""
@@ -133,7 +133,7 @@ def _prompt(
     request: dict[str, Any],
 ) -> str:
     tools = request["tools"] if request["tools"] and request["tool_choice"] != "none" else None
-    return _chat_prompt(
+    return chat_prompt(
         llm,
         template,
         _with_instructions(messages, template, constraint, tools),
@@ -200,4 +200,4 @@ def _chat_chunks(
     yield out
 
 
-__all__ = ["chat"]
+__all__ = ["chat", "chat_prompt"]

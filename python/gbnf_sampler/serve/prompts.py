@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..llama.chat import _chat_prompt
+from ..llama.chat import chat_prompt
 from .errors import bad_request
 from .tools import tool_system_prompt
 
@@ -87,7 +87,7 @@ def chat_messages(messages: Any, tools: list[Any] | None, tool_choice: Any) -> l
 def render_chat(llm: Any, messages: list[dict[str, str]]) -> str:
     """The prompt text of ``messages`` (a template error is a 400)."""
     try:
-        return _chat_prompt(llm, list(messages))
+        return chat_prompt(llm, llm.metadata.get("tokenizer.chat_template"), list(messages))
     except Exception as e:  # jinja2 errors, raise_exception() in a template
         raise bad_request(
             f"the model's chat template rejected the messages: {e}", "messages"
