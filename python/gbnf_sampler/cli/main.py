@@ -1,7 +1,8 @@
 """The ``gbnf-sampler`` command line: ``check`` (diagnostics and the doctor's warnings for
 grammar and schema files), ``explain`` (why a text is refused), ``convert`` (JSON Schema or regex
-to GBNF), ``generate`` (constrained generation with any GGUF model) and ``demo`` (the main job on
-the embedded model). Exit statuses: :mod:`.status`."""
+to GBNF), ``generate`` (constrained generation with any GGUF model), ``demo`` (the main job on
+the embedded model) and ``serve`` (an OpenAI/Ollama-compatible server). Exit statuses:
+:mod:`.status`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .convert import add_convert_parser
 from .demo import add_demo_parser
 from .explain import add_explain_parser
 from .generate import add_generate_parser
+from .serve import add_serve_parser
 from .status import EXIT_INVALID, EXIT_USAGE
 
 
@@ -28,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_parser(commands)
     add_explain_parser(commands)
     add_generate_parser(commands)
+    add_serve_parser(commands)
     return parser
 
 
