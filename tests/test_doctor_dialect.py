@@ -187,6 +187,14 @@ def test_exactly_at_the_limit_is_reported_with_the_version_note() -> None:
     assert "exactly at the limit" in finding.message
 
 
+def test_rename_counts_every_occurrence() -> None:
+    [three] = dialect_findings('root ::= a_b a_b\na_b ::= "x"\n')
+    assert three.fix == 'rename it to "a-b" (all 3 occurrences)'
+    assert [e[2] for e in three.edits] == ["a-b"] * 3
+    [one] = dialect_findings('root ::= "x"\nun_used ::= "y"\n')
+    assert one.fix == 'rename it to "un-used" (its one occurrence)'
+
+
 def test_nul_is_reported_without_a_rewrite() -> None:
     [finding] = dialect_findings('root ::= "a\\x00"\n')
     assert "NUL" in finding.message and not finding.edits

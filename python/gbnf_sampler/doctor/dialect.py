@@ -109,11 +109,11 @@ class _Dialect:
         for name, events in names.items():
             new = renames[name]
             first = next((e for e in events if e.definition), events[0])
-            uses = len(events)
+            uses = f"all {len(events)} occurrences" if len(events) > 1 else "its one occurrence"
             self.add(
                 f'llama.cpp rule names are letters, digits and "-": "{name}" stops its parser '
                 '("expecting ::=" or "expecting newline or end")',
-                f'rename it to "{new}" (all {uses} occurrences)',
+                f'rename it to "{new}" ({uses})',
                 first.start,
                 first.end,
                 tuple((e.start, e.end, new) for e in events),
