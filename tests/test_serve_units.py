@@ -205,6 +205,12 @@ def test_tool_choice_required_accepts_calls_and_lists_only() -> None:
     assert not accepts(grammar, "hello")
 
 
+def test_tool_calls_only_carry_the_json_whitespace_bound() -> None:
+    grammar = tool_constraint(TOOLS, "required")
+    assert grammar is not None and grammar.origin == "json_schema"
+    assert grammar.max_whitespace == gs.limits.DEFAULT_JSON_MAX_WHITESPACE
+
+
 def test_no_parallel_calls_forbids_lists() -> None:
     grammar = tool_constraint(TOOLS, "required", parallel_tool_calls=False)
     assert accepts(grammar, '{"name": "g", "arguments": {}}')

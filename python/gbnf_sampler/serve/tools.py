@@ -93,9 +93,9 @@ def tool_constraint(
     call = _call_schema(tools, only)
     if only is None and parallel_tool_calls:
         call = {"anyOf": [call, {"type": "array", "items": call, "minItems": 1}]}
+    if tool_choice != "auto":  # JSON only: the JSON Schema grammars' whitespace bound applies
+        return Grammar.from_json_schema(call, additional_properties=False)
     gbnf = schema_to_gbnf(call, additional_properties=False)
-    if tool_choice != "auto":
-        return Grammar.from_gbnf(gbnf)
     body = gbnf.replace("root ::= ", "tool-calls ::= ", 1)
     return Grammar.from_gbnf("root ::= tool-calls | text\n" + _TEXT_RULE + body)
 
