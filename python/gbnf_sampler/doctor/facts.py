@@ -68,17 +68,25 @@ class Facts:
 
     def _nullable_rules(self) -> set[str]:
         """Rules that can match the empty string, component by component, leaves first (Tarjan
-        emits a component after the ones it reaches): each rule is evaluated once, a cycle
-        until it is stable (the least fixpoint)."""
+        emits a component after the ones it reaches): each rule is evaluated once, and again
+        only when a rule of its own component that it references turns out nullable (a
+        worklist to the least fixpoint; re-running whole components pass after pass was
+        quadratic on the large recursive components of schema grammars)."""
         found: set[str] = set()
         for component in self.components:
-            changed = True
-            while changed:
-                changed = False
-                for name in component:
-                    if name not in found and _nullable(self.rules[name], found, None):
-                        found.add(name)
-                        changed = name in self.recursive
+            members = set(component)
+            work = list(reversed(component))
+            queued = set(component)
+            while work:
+                name = work.pop()
+                queued.discard(name)
+                if name in found or not _nullable(self.rules[name], found, None):
+                    continue
+                found.add(name)
+                for user in self.users.get(name, ()):
+                    if user in members and user not in found and user not in queued:
+                        queued.add(user)
+                        work.append(user)
         return found
 
     def nullable(self, node: syntax.Node) -> bool:
