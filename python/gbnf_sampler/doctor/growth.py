@@ -152,12 +152,17 @@ def _largest_state(grammar: Grammar, data: bytes, enough: int) -> tuple[int, int
 
 
 def _subgrammar(
-    rules: Rules, root: str, slices: dict[str, list[tuple[int, int]]] | None = None, text: str = ""
+    rules: Rules,
+    root: str,
+    slices: dict[str, list[tuple[int, int]]] | None = None,
+    text: str = "",
+    graph: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, syntax.Node], Grammar] | None:
     """The rules ``root`` reaches, and their grammar (None when it cannot be measured at byte
     level: token references). With the source ``text`` and its :func:`rule_slices`, the grammar
-    is parsed from the rules' own text (cheaper than printing them)."""
-    keep = reachable(reference_graph(rules), root)
+    is parsed from the rules' own text (cheaper than printing them). ``graph``: the rules'
+    reference graph when the caller has it."""
+    keep = reachable(graph if graph is not None else reference_graph(rules), root)
     names = [n for n in rules if n in keep]
     sub = {n: rules[n] for n in names}
     if any(isinstance(n, syntax.TokenRef) for b in sub.values() for n in walk(b)):
@@ -218,7 +223,7 @@ def check_growth(facts: Facts, loc: Locator) -> list[Finding]:
     out = []
     for component in found:
         root = component[0]
-        built = _subgrammar(facts.rules, root, slices, loc.text or "")
+        built = _subgrammar(facts.rules, root, slices, loc.text or "", facts.graph)
         if built is None:
             continue
         sub, grammar = built
