@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gbnf_sampler/vocab.h"
@@ -32,30 +33,38 @@ class TrieBytes {
   std::weak_ptr<const Vocab> source_;  // the vocabulary it was built from
 };
 
-// A trie walk over every position (see TokenTrie's invariants), reading bytes from TrieBytes.
+// A trie walk over the positions [from, to) (see TokenTrie's invariants), reading bytes from
+// TrieBytes; the first position's bytes are all walked (nothing is held at `from`).
 // `visit(pos, keep, add)` returns how many bytes of `add` were taken; the walk then moves to the
 // next position (all taken) or past every token sharing the refused prefix, and calls
 // `skipped(from, to)` for the positions jumped over (refused with the same prefix).
 template <typename Visit, typename Skipped>
-void WalkTrie(const TokenTrie& trie, const TrieBytes& tb, Visit&& visit, Skipped&& skipped) {
-  const size_t size = trie.size();
+void WalkTrieRange(const TokenTrie& trie, const TrieBytes& tb, size_t from, size_t to,
+                   Visit&& visit, Skipped&& skipped) {
   uint32_t held = 0;
-  for (size_t pos = 0; pos < size;) {
-    const uint32_t lcp = trie.lcp(pos);
+  for (size_t pos = from; pos < to;) {
+    const uint32_t lcp = pos == from ? 0 : trie.lcp(pos);
     const uint32_t keep = held < lcp ? held : lcp;
-    std::string_view bytes = tb.at(pos);
-    std::string_view add = bytes.substr(keep);
-    const size_t n = visit(pos, keep, add);
-    if (n == add.size()) {
+    const std::string_view bytes = tb.at(pos);
+    const size_t n = visit(pos, keep, std::string_view(bytes.data() + keep, bytes.size() - keep));
+    if (n == bytes.size() - keep) {
       held = static_cast<uint32_t>(bytes.size());
       ++pos;
       continue;
     }
     held = static_cast<uint32_t>(keep + n);
-    const size_t next = trie.NextDiverging(pos, held + 1);
+    size_t next = trie.NextDiverging(pos, held + 1);
+    if (next > to) next = to;
     if (next > pos + 1) skipped(pos + 1, next);
     pos = next;
   }
+}
+
+// The walk over every position.
+template <typename Visit, typename Skipped>
+void WalkTrie(const TokenTrie& trie, const TrieBytes& tb, Visit&& visit, Skipped&& skipped) {
+  WalkTrieRange(trie, tb, 0, trie.size(), std::forward<Visit>(visit),
+                std::forward<Skipped>(skipped));
 }
 
 }  // namespace gbnf::detail
