@@ -11,6 +11,7 @@
 #include "bindings/arrays.h"
 #include "bindings/bindings.h"
 #include "bindings/exclusive.h"
+#include "bindings/mask_shims.h"
 #include "bindings/shims.h"
 #include "gbnf_sampler/batch.h"
 #include "gbnf_sampler/compiled_grammar.h"
@@ -25,11 +26,14 @@ using PyTokenMatcher = Exclusive<TokenMatcher>;
 
 std::shared_ptr<CompiledGrammar> Compile(std::shared_ptr<Automaton> automaton,
                                          std::shared_ptr<Vocab> vocab, uint32_t max_state_size,
-                                         uint32_t max_rollback, size_t max_history_bytes) {
+                                         uint32_t max_rollback, size_t max_history_bytes,
+                                         bool precompute) {
   const MatcherLimits limits = ToMatcherLimits(max_state_size, max_rollback, max_history_bytes);
+  MaskCacheOptions options;
+  options.precompute = precompute;
   py::gil_scoped_release release;
   return std::const_pointer_cast<CompiledGrammar>(
-      CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits));
+      CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits, options));
 }
 
 void FillMask(PyTokenMatcher& m, py::array& bitmask, int64_t index, bool reference) {
@@ -71,15 +75,27 @@ std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers
 void BindMask(py::module_& m) {
   m.def("fill_masks", &FillMasksBatch, py::arg("matchers"), py::arg("bitmask"));
   m.def("accept_tokens", &AcceptTokensBatch, py::arg("matchers"), py::arg("token_ids"));
+  m.def("set_mask_memory_budget", &SetMaskMemoryBudget, py::arg("bytes"));
+  m.def("mask_memory_budget", &MaskMemoryBudget);
+  m.def("shared_mask_cache_stats", &SharedCacheStatsDict);
+  m.def("clear_shared_mask_cache", &ClearSharedMaskCache);
+  m.attr("MASK_LIMITS") = MaskLimitsDict();
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
                   py::arg("max_state_size"), py::arg("max_rollback"),
-                  py::arg("max_history_bytes"))
+                  py::arg("max_history_bytes"), py::arg("precompute"))
       .def_property_readonly("vocab_size",
                              [](const CompiledGrammar& c) { return c.vocab().size(); })
       .def_property_readonly("cache_bytes", &CompiledGrammar::CacheBytes)
       .def_property_readonly("cached_states", &CompiledGrammar::CachedStates)
       .def("state_mask_sizes", &StateMaskSizes)
+      .def("cache_stats", &CacheStatsDict)
+      .def("save_cache", &SaveCacheFile, py::arg("path"))
+      .def("load_cache", &LoadCacheFile, py::arg("path"))
+      .def_property_readonly("cache_file_name", &CacheFileName)
+      .def("_classify", &ClassifyForTest, py::arg("state"), py::arg("reference"),
+           py::arg("chunks"))
+      .def("_state_key", &StateKeyForTest, py::arg("state"))
       .def_property_readonly("num_states",
                              [](const CompiledGrammar& c) { return c.automaton().num_states(); });
 

@@ -48,7 +48,7 @@ int64_t ResolveOne(const Grammar& g, const Node& node, const Vocab& vocab) {
 
 std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
     std::shared_ptr<const Automaton> automaton, std::shared_ptr<const Vocab> vocab,
-    const MatcherLimits& limits) {
+    const MatcherLimits& limits, const MaskCacheOptions& options) {
   std::shared_ptr<CompiledGrammar> cg(new CompiledGrammar());
   cg->automaton_ = std::move(automaton);
   cg->vocab_ = std::move(vocab);
@@ -56,7 +56,7 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
   cg->ResolveTokenRefs();
   cg->BuildAnyToken();
   cg->mask_cache_ = std::make_unique<const MaskCache>(cg->automaton_, cg->vocab_,
-                                                     limits.max_state_size);
+                                                     limits.max_state_size, options);
   return cg;
 }
 
@@ -64,6 +64,7 @@ CompiledGrammar::~CompiledGrammar() = default;
 
 size_t CompiledGrammar::CacheBytes() const { return mask_cache_->bytes(); }
 size_t CompiledGrammar::CachedStates() const { return mask_cache_->states(); }
+MaskCacheStats CompiledGrammar::CacheStats() const { return mask_cache_->Stats(); }
 
 void CompiledGrammar::ResolveTokenRefs() {
   const Grammar& g = automaton_->grammar();

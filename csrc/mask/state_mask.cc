@@ -1,5 +1,6 @@
 #include "mask/state_mask.h"
 
+#include <utility>
 #include <vector>
 
 #include "mask/config_walker.h"
@@ -9,12 +10,23 @@
 namespace gbnf::detail {
 namespace {
 
-// The classification walk over [from, to) with either walker (same interface): accepted ids
-// into `accepted` (a bitset over the vocabulary), dependent positions appended ascending.
+// Sets bits [from, to).
+void SetRange(uint32_t* words, size_t from, size_t to) {
+  for (size_t p = from; p < to && BitInWord(p) != 0; ++p) SetBit(words, p);
+  from = (from + kWordBits - 1) / kWordBits * kWordBits;
+  for (; from + kWordBits <= to; from += kWordBits) words[WordOf(from)] = ~uint32_t{0};
+  for (size_t p = from; p < to; ++p) SetBit(words, p);
+}
+
+// The classification walk over [from, to) with either walker (same interface): accepted ids into
+// `accepted` (a bitset over the vocabulary), dependent positions into `dependent` (a bitset over
+// the trie); returns the two counts.
 template <typename Walker>
-size_t Classify(Walker& walker, const TokenTrie& trie, const TrieBytes& tb, size_t from, size_t to,
-                uint32_t* accepted, std::vector<uint32_t>* dependent) {
+std::pair<size_t, size_t> Classify(Walker& walker, const TokenTrie& trie, const TrieBytes& tb,
+                                   size_t from, size_t to, uint32_t* accepted,
+                                   uint32_t* dependent) {
   size_t num_accepted = 0;
+  size_t num_dependent = 0;
   bool dependent_run = false;
   WalkTrieRange(
       trie, tb, from, to,
@@ -27,15 +39,19 @@ size_t Classify(Walker& walker, const TokenTrie& trie, const TrieBytes& tb, size
         }
         dependent_run =
             walker.limited() || walker.CompleteWithin(static_cast<uint32_t>(keep + n));
-        if (dependent_run) dependent->push_back(static_cast<uint32_t>(pos));
+        if (dependent_run) {
+          SetBit(dependent, pos);
+          ++num_dependent;
+        }
         return n;
       },
       // Every skipped token starts with the refused prefix: all of them share its fate.
       [&](size_t skip_from, size_t skip_to) {
         if (!dependent_run) return;
-        for (size_t p = skip_from; p < skip_to; ++p) dependent->push_back(static_cast<uint32_t>(p));
+        SetRange(dependent, skip_from, skip_to);
+        num_dependent += skip_to - skip_from;
       });
-  return num_accepted;
+  return {num_accepted, num_dependent};
 }
 
 }  // namespace
@@ -46,13 +62,14 @@ StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const
   recognizer.ResetIsolated(state);
   PrefixWalker walker;
   walker.Begin(&recognizer, trie.vocab().max_token_length());
-  std::vector<uint32_t> accepted(WordsFor(trie.vocab().size()), 0), dependent;
-  const size_t num_accepted =
-      Classify(walker, trie, tb, 0, trie.size(), accepted.data(), &dependent);
+  std::vector<uint32_t> accepted(WordsFor(trie.vocab().size()), 0);
+  std::vector<uint32_t> dependent(WordsFor(trie.size()), 0);
+  const auto [num_accepted, num_dependent] =
+      Classify(walker, trie, tb, 0, trie.size(), accepted.data(), dependent.data());
   walker.End();
   StateMask out;
   out.accepted = TokenSet(std::move(accepted), num_accepted, trie.vocab().size());
-  out.dependent = TokenSet(dependent, trie.size());
+  out.dependent = TokenSet(std::move(dependent), num_dependent, trie.size());
   return out;
 }
 
@@ -64,30 +81,35 @@ void ClassifyRange(const std::shared_ptr<const Automaton>& automaton, const Toke
   ConfigWalker walker;
   walker.Begin(&recognizer, trie.vocab().max_token_length());
   out->accepted.assign(WordsFor(trie.vocab().size()), 0);
-  out->dependent.clear();
-  out->num_accepted = Classify(walker, trie, tb, from, to, out->accepted.data(), &out->dependent);
+  out->dependent.assign(WordsFor(trie.size()), 0);
+  const auto [num_accepted, num_dependent] =
+      Classify(walker, trie, tb, from, to, out->accepted.data(), out->dependent.data());
+  out->num_accepted = num_accepted;
+  out->num_dependent = num_dependent;
   walker.End();
 }
 
 StateMask MergeParts(std::vector<StateMaskPart>& parts, const TokenTrie& trie) {
   const size_t v = trie.vocab().size();
   StateMask out;
-  if (parts.empty()) {
-    out.accepted = TokenSet(std::vector<uint32_t>(WordsFor(v), 0), 0, v);
-    out.dependent = TokenSet(std::vector<uint32_t>{}, trie.size());
-    return out;
+  std::vector<uint32_t> accepted, dependent;
+  size_t num_accepted = 0;
+  size_t num_dependent = 0;
+  for (StateMaskPart& part : parts) {
+    if (accepted.empty()) {
+      accepted = std::move(part.accepted);
+      dependent = std::move(part.dependent);
+    } else {
+      for (size_t w = 0; w < accepted.size(); ++w) accepted[w] |= part.accepted[w];
+      for (size_t w = 0; w < dependent.size(); ++w) dependent[w] |= part.dependent[w];
+    }
+    num_accepted += part.num_accepted;
+    num_dependent += part.num_dependent;
   }
-  std::vector<uint32_t> accepted = std::move(parts[0].accepted);
-  size_t num_accepted = parts[0].num_accepted;
-  std::vector<uint32_t> dependent = std::move(parts[0].dependent);
-  for (size_t i = 1; i < parts.size(); ++i) {
-    const std::vector<uint32_t>& words = parts[i].accepted;
-    for (size_t w = 0; w < words.size(); ++w) accepted[w] |= words[w];
-    num_accepted += parts[i].num_accepted;
-    dependent.insert(dependent.end(), parts[i].dependent.begin(), parts[i].dependent.end());
-  }
+  accepted.resize(WordsFor(v), 0);
+  dependent.resize(WordsFor(trie.size()), 0);
   out.accepted = TokenSet(std::move(accepted), num_accepted, v);
-  out.dependent = TokenSet(dependent, trie.size());
+  out.dependent = TokenSet(std::move(dependent), num_dependent, trie.size());
   return out;
 }
 

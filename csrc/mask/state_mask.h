@@ -41,11 +41,12 @@ StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const
                         const TrieBytes& trie_bytes, StateId state, uint32_t max_state_size);
 
 // The classification of the trie positions [from, to): accepted token ids as a bitset over the
-// vocabulary, dependent positions ascending.
+// vocabulary, dependent positions as a bitset over the trie.
 struct StateMaskPart {
   std::vector<uint32_t> accepted;
   size_t num_accepted = 0;
   std::vector<uint32_t> dependent;
+  size_t num_dependent = 0;
 };
 
 // The fast path over [from, to), the same answer as ClassifyState's on those positions.

@@ -1,0 +1,67 @@
+// One classification in flight (state_mask.h): the token trie split into ranges ("chunks") that
+// any number of threads claim with an atomic counter and classify apart (ClassifyRange), merged
+// by whichever thread finishes the last chunk. A thread that needs the result helps with the
+// chunks left, then waits for the ones other threads hold: it never waits while work is left,
+// and no chunk is classified twice.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "gbnf_sampler/automaton.h"
+#include "gbnf_sampler/vocab.h"
+#include "mask/state_mask.h"
+#include "mask/trie_bytes.h"
+
+namespace gbnf::detail {
+
+class ClassifyJob {
+ public:
+  // Called once with the merged classification, by the thread that finishes the last chunk,
+  // before any waiter returns.
+  using Done = std::function<void(std::shared_ptr<const StateMask>)>;
+  // A chunk below this many trie positions costs more in setup (a fresh walk memo) than it saves.
+  static constexpr size_t kMinChunkPositions = 32768;
+  static constexpr size_t kMaxChunks = 8;
+
+  ClassifyJob(std::shared_ptr<const Automaton> automaton, std::shared_ptr<const Vocab> vocab,
+              std::shared_ptr<const TrieBytes> trie_bytes, StateId state, uint32_t max_state_size,
+              size_t chunks, std::shared_ptr<const std::atomic<bool>> cancelled, Done done);
+
+  // Chunks for a trie of `positions` tokens when `threads` threads may work on it.
+  static size_t ChunksFor(size_t positions, size_t threads);
+
+  StateId state() const { return state_; }
+  bool HasWork() const { return next_.load(std::memory_order_relaxed) < num_chunks_; }
+  // Classifies unclaimed chunks until none is left (stops early once cancelled).
+  void Help();
+  // Until every chunk is done; rethrows a chunk's exception.
+  void Wait();
+
+ private:
+  void Finish();
+
+  std::shared_ptr<const Automaton> automaton_;
+  std::shared_ptr<const Vocab> vocab_;
+  std::shared_ptr<const TrieBytes> trie_bytes_;
+  StateId state_;
+  uint32_t max_state_size_;
+  std::shared_ptr<const std::atomic<bool>> cancelled_;
+  Done done_;
+  const size_t num_chunks_;
+  std::vector<StateMaskPart> parts_;  // one per chunk
+  std::atomic<size_t> next_{0};
+  std::atomic<size_t> finished_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool complete_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace gbnf::detail
