@@ -25,9 +25,16 @@ DEFAULT_MAX_HISTORY_BYTES = 16 << 20
 # Automaton builder.
 MAX_AUTOMATON_SIZE = 16 << 20
 MAX_AUTOMATON_NESTING = 1000
-# Compiled-grammar cache (gs.compiled.set_cache_limit_bytes changes the budget).
+# Compiled-grammar cache (gs.compiled.set_cache_limit_bytes changes the budget). The same budget
+# bounds the shared mask cache and stops background precompute.
 DEFAULT_CACHE_LIMIT_BYTES = 256 << 20
 MAX_CACHE_ENTRIES = 128
+# Mask cache (fixed bounds of csrc/mask/, read from the extension).
+_MASK = _core.MASK_LIMITS
+MAX_SHARED_KEY_STATES: int = _MASK["max_key_states"]
+MAX_WALK_CONFIGS: int = _MASK["max_walk_configs"]
+MAX_CLASSIFY_CHUNKS: int = _MASK["max_classify_chunks"]
+MASK_FILE_VERSION: int = _MASK["mask_file_version"]
 # JSON Schema converter.
 MAX_SCHEMA_DEPTH = 128
 MAX_SCHEMA_NESTING = 200
@@ -163,6 +170,30 @@ LIMITS: tuple[Limit, ...] = (
     ),
     Limit("compiled grammars cached", MAX_CACHE_ENTRIES, "", "`gs.limits.MAX_CACHE_ENTRIES`"),
     Limit(
+        "shared mask cache memory; background precompute stops past it (with the live entries)",
+        DEFAULT_CACHE_LIMIT_BYTES,
+        "bytes",
+        "`gs.compiled.set_cache_limit_bytes(...)`",
+    ),
+    Limit(
+        "automaton states a shared-cache key spans (larger states are not shared)",
+        MAX_SHARED_KEY_STATES,
+        "",
+        "`gs.limits.MAX_SHARED_KEY_STATES`",
+    ),
+    Limit(
+        "parser configurations memoized per classification walk (1 KiB each)",
+        MAX_WALK_CONFIGS,
+        "",
+        "`gs.limits.MAX_WALK_CONFIGS` (past it, steps run the parser)",
+    ),
+    Limit(
+        "threads one classification is split across",
+        MAX_CLASSIFY_CHUNKS,
+        "",
+        "`gs.limits.MAX_CLASSIFY_CHUNKS`",
+    ),
+    Limit(
         "JSON Schema document nesting",
         MAX_SCHEMA_DEPTH,
         "levels",
@@ -246,10 +277,12 @@ __all__ = [
     "DEFAULT_MAX_STATE_SIZE",
     "DEFAULT_MAX_WHITESPACE",
     "LIMITS",
+    "MASK_FILE_VERSION",
     "MAX_ANYOF_BRANCHES",
     "MAX_AUTOMATON_NESTING",
     "MAX_AUTOMATON_SIZE",
     "MAX_CACHE_ENTRIES",
+    "MAX_CLASSIFY_CHUNKS",
     "MAX_DEPENDENCIES",
     "MAX_DFA_STATES",
     "MAX_ENUMERATED_MULTIPLES",
@@ -268,7 +301,9 @@ __all__ = [
     "MAX_SCHEMA_KIND_DEPTH",
     "MAX_SCHEMA_LOGIC_DEPTH",
     "MAX_SCHEMA_NESTING",
+    "MAX_SHARED_KEY_STATES",
     "MAX_UNIQUE_STATES",
+    "MAX_WALK_CONFIGS",
     "GrammarLimits",
     "Limit",
     "markdown_table",
