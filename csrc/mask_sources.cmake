@@ -2,7 +2,6 @@
 # to gbnf_core.
 set(GBNF_MASK_SOURCES
   csrc/mask/token_set.cc
-  csrc/mask/trie_bytes.cc
   csrc/mask/prefix_walker.cc
   csrc/mask/config_walker.cc
   csrc/mask/trie_walks.cc

@@ -86,14 +86,13 @@ py::tuple ClassifyForTest(const CompiledGrammar& compiled, StateId state, bool r
   {
     py::gil_scoped_release release;
     const TokenTrie& trie = compiled.vocab().trie();
-    const detail::TrieBytes& tb = compiled.mask_cache().trie_bytes();
     const uint32_t mss = compiled.limits().max_state_size;
     if (reference) {
-      mask = detail::ClassifyState(compiled.automaton_ptr(), trie, tb, state, mss);
+      mask = detail::ClassifyState(compiled.automaton_ptr(), trie, state, mss);
     } else {
       std::vector<detail::StateMaskPart> parts(chunks);
       for (size_t c = 0; c < chunks; ++c) {
-        detail::ClassifyRange(compiled.automaton_ptr(), trie, tb, state, mss,
+        detail::ClassifyRange(compiled.automaton_ptr(), trie, state, mss,
                               trie.size() * c / chunks, trie.size() * (c + 1) / chunks, &parts[c]);
       }
       mask = detail::MergeParts(parts, trie);

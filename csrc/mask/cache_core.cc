@@ -71,7 +71,6 @@ CacheCore::CacheCore(std::shared_ptr<const Automaton> automaton,
     : automaton_(std::move(automaton)),
       vocab_(std::move(vocab)),
       max_state_size_(max_state_size),
-      trie_bytes_(TrieBytes::For(vocab_)),
       cancelled_(std::make_shared<std::atomic<bool>>(false)) {
   const size_t n = automaton_->num_states();
   published_ = std::make_unique<std::atomic<const StateMask*>[]>(n);
@@ -157,7 +156,7 @@ std::shared_ptr<ClassifyJob> CacheCore::StartJob(StateId state, EntryOrigin orig
   };
   const size_t chunks = ClassifyJob::ChunksFor(vocab_->trie().size(),
                                                BackgroundPool::Shared().workers() + 1);
-  auto job = std::make_shared<ClassifyJob>(automaton_, vocab_, trie_bytes_, state,
+  auto job = std::make_shared<ClassifyJob>(automaton_, vocab_, state,
                                            max_state_size_, chunks, cancelled_, std::move(done));
   jobs_.emplace(state, job);
   *owner = true;

@@ -27,7 +27,6 @@
 #include "mask/classify_job.h"
 #include "mask/state_key.h"
 #include "mask/state_mask.h"
-#include "mask/trie_bytes.h"
 
 namespace gbnf::detail {
 
@@ -45,7 +44,6 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   CacheCore& operator=(const CacheCore&) = delete;
 
   const std::atomic<const StateMask*>* published() const { return published_.get(); }
-  const TrieBytes& trie_bytes() const { return *trie_bytes_; }
   const Automaton& automaton() const { return *automaton_; }
   const Vocab& vocab() const { return *vocab_; }
   uint32_t max_state_size() const { return max_state_size_; }
@@ -81,7 +79,6 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   std::shared_ptr<const Automaton> automaton_;
   std::shared_ptr<const Vocab> vocab_;
   uint32_t max_state_size_;
-  std::shared_ptr<const TrieBytes> trie_bytes_;
   std::shared_ptr<std::atomic<bool>> cancelled_;
   std::unique_ptr<std::atomic<const StateMask*>[]> published_;  // all null at first
   std::unique_ptr<std::atomic<uint8_t>[]> unkeyed_;  // 1: the state has no shared key

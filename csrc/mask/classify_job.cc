@@ -7,12 +7,11 @@
 namespace gbnf::detail {
 ClassifyJob::ClassifyJob(std::shared_ptr<const Automaton> automaton,
                          std::shared_ptr<const Vocab> vocab,
-                         std::shared_ptr<const TrieBytes> trie_bytes, StateId state,
+                         StateId state,
                          uint32_t max_state_size, size_t chunks,
                          std::shared_ptr<const std::atomic<bool>> cancelled, Done done)
     : automaton_(std::move(automaton)),
       vocab_(std::move(vocab)),
-      trie_bytes_(std::move(trie_bytes)),
       state_(state),
       max_state_size_(max_state_size),
       cancelled_(std::move(cancelled)),
@@ -33,7 +32,7 @@ void ClassifyJob::Help() {
       if (cancelled_ != nullptr && cancelled_->load(std::memory_order_relaxed)) {
         throw std::runtime_error("mask classification cancelled: its grammar was released");
       }
-      ClassifyRange(automaton_, trie, *trie_bytes_, state_, max_state_size_, trie.size() * c / n,
+      ClassifyRange(automaton_, trie, state_, max_state_size_, trie.size() * c / n,
                     trie.size() * (c + 1) / n, &parts_[c]);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -17,7 +17,6 @@
 #include "gbnf_sampler/automaton.h"
 #include "gbnf_sampler/vocab.h"
 #include "mask/state_mask.h"
-#include "mask/trie_bytes.h"
 
 namespace gbnf::detail {
 
@@ -31,7 +30,7 @@ class ClassifyJob {
   static constexpr size_t kMaxChunks = 8;
 
   ClassifyJob(std::shared_ptr<const Automaton> automaton, std::shared_ptr<const Vocab> vocab,
-              std::shared_ptr<const TrieBytes> trie_bytes, StateId state, uint32_t max_state_size,
+              StateId state, uint32_t max_state_size,
               size_t chunks, std::shared_ptr<const std::atomic<bool>> cancelled, Done done);
 
   // Chunks for a trie of `positions` tokens when `threads` threads may work on it.
@@ -49,7 +48,6 @@ class ClassifyJob {
 
   std::shared_ptr<const Automaton> automaton_;
   std::shared_ptr<const Vocab> vocab_;
-  std::shared_ptr<const TrieBytes> trie_bytes_;
   StateId state_;
   uint32_t max_state_size_;
   std::shared_ptr<const std::atomic<bool>> cancelled_;

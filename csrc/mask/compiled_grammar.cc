@@ -4,7 +4,6 @@
 
 #include "grammar/lexer.h"
 #include "mask/mask_cache.h"
-#include "support/bits.h"
 
 namespace gbnf {
 namespace {
@@ -54,7 +53,6 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
   cg->vocab_ = std::move(vocab);
   cg->limits_ = limits;
   cg->ResolveTokenRefs();
-  cg->BuildAnyToken();
   cg->mask_cache_ = std::make_unique<const MaskCache>(cg->automaton_, cg->vocab_,
                                                      limits.max_state_size, options);
   return cg;
@@ -74,16 +72,6 @@ void CompiledGrammar::ResolveTokenRefs() {
     if (node.kind == NodeKind::kTokenRef) (*ids)[i] = ResolveOne(g, node, *vocab_);
   }
   token_ids_ = std::move(ids);
-}
-
-void CompiledGrammar::BuildAnyToken() {
-  const size_t v = vocab_->size();
-  any_token_.assign(detail::WordsFor(v), 0);
-  for (size_t id = 0; id < v; ++id) {
-    TokenId t = static_cast<TokenId>(id);
-    if (vocab_->IsEos(t) || vocab_->Token(t).empty()) continue;
-    detail::SetBit(any_token_.data(), id);
-  }
 }
 
 }  // namespace gbnf

@@ -14,7 +14,6 @@
 #include "gbnf_sampler/compiled_grammar.h"
 #include "mask/cache_core.h"
 #include "mask/state_mask.h"
-#include "mask/trie_bytes.h"
 
 namespace gbnf {
 
@@ -25,9 +24,6 @@ class CompiledGrammar::MaskCache {
   ~MaskCache();
   MaskCache(const MaskCache&) = delete;
   MaskCache& operator=(const MaskCache&) = delete;
-
-  // The trie's token bytes in trie order (shared by the compiled grammars of a vocabulary).
-  const detail::TrieBytes& trie_bytes() const { return core_->trie_bytes(); }
 
   // The entry of `state`, computed on first use.
   const detail::StateMask& StateMaskOf(StateId state) const {

@@ -5,7 +5,7 @@
 
 #include "mask/config_walker.h"
 #include "mask/prefix_walker.h"
-#include "mask/trie_bytes.h"
+#include "mask/trie_range.h"
 
 namespace gbnf::detail {
 namespace {
@@ -22,14 +22,14 @@ void SetRange(uint32_t* words, size_t from, size_t to) {
 // `accepted` (a bitset over the vocabulary), dependent positions into `dependent` (a bitset over
 // the trie); returns the two counts.
 template <typename Walker>
-std::pair<size_t, size_t> Classify(Walker& walker, const TokenTrie& trie, const TrieBytes& tb,
-                                   size_t from, size_t to, uint32_t* accepted,
+std::pair<size_t, size_t> Classify(Walker& walker, const TokenTrie& trie, size_t from, size_t to,
+                                   uint32_t* accepted,
                                    uint32_t* dependent) {
   size_t num_accepted = 0;
   size_t num_dependent = 0;
   bool dependent_run = false;
   WalkTrieRange(
-      trie, tb, from, to,
+      trie, from, to,
       [&](size_t pos, uint32_t keep, std::string_view add) {
         const size_t n = walker.Extend(keep, add);
         if (n == add.size()) {
@@ -57,7 +57,7 @@ std::pair<size_t, size_t> Classify(Walker& walker, const TokenTrie& trie, const 
 }  // namespace
 
 StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
-                        const TrieBytes& tb, StateId state, uint32_t max_state_size) {
+                        StateId state, uint32_t max_state_size) {
   Recognizer recognizer(automaton, max_state_size);
   recognizer.ResetIsolated(state);
   PrefixWalker walker;
@@ -65,7 +65,7 @@ StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const
   std::vector<uint32_t> accepted(WordsFor(trie.vocab().size()), 0);
   std::vector<uint32_t> dependent(WordsFor(trie.size()), 0);
   const auto [num_accepted, num_dependent] =
-      Classify(walker, trie, tb, 0, trie.size(), accepted.data(), dependent.data());
+      Classify(walker, trie, 0, trie.size(), accepted.data(), dependent.data());
   walker.End();
   StateMask out;
   out.accepted = TokenSet(std::move(accepted), num_accepted, trie.vocab().size());
@@ -74,8 +74,8 @@ StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const
 }
 
 void ClassifyRange(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
-                   const TrieBytes& tb, StateId state, uint32_t max_state_size, size_t from,
-                   size_t to, StateMaskPart* out) {
+                   StateId state, uint32_t max_state_size, size_t from, size_t to,
+                   StateMaskPart* out) {
   Recognizer recognizer(automaton, max_state_size);
   recognizer.ResetIsolated(state);
   ConfigWalker walker;
@@ -83,7 +83,7 @@ void ClassifyRange(const std::shared_ptr<const Automaton>& automaton, const Toke
   out->accepted.assign(WordsFor(trie.vocab().size()), 0);
   out->dependent.assign(WordsFor(trie.size()), 0);
   const auto [num_accepted, num_dependent] =
-      Classify(walker, trie, tb, from, to, out->accepted.data(), out->dependent.data());
+      Classify(walker, trie, from, to, out->accepted.data(), out->dependent.data());
   out->num_accepted = num_accepted;
   out->num_dependent = num_dependent;
   walker.End();
@@ -114,10 +114,9 @@ StateMask MergeParts(std::vector<StateMaskPart>& parts, const TokenTrie& trie) {
 }
 
 StateMask ClassifyStateFast(const std::shared_ptr<const Automaton>& automaton,
-                            const TokenTrie& trie, const TrieBytes& tb, StateId state,
-                            uint32_t max_state_size) {
+                            const TokenTrie& trie, StateId state, uint32_t max_state_size) {
   std::vector<StateMaskPart> parts(1);
-  ClassifyRange(automaton, trie, tb, state, max_state_size, 0, trie.size(), &parts[0]);
+  ClassifyRange(automaton, trie, state, max_state_size, 0, trie.size(), &parts[0]);
   return MergeParts(parts, trie);
 }
 

@@ -27,8 +27,6 @@
 
 namespace gbnf::detail {
 
-class TrieBytes;
-
 struct StateMask {
   TokenSet accepted;   // token ids
   TokenSet dependent;  // positions in the token trie
@@ -38,7 +36,7 @@ struct StateMask {
 // Classifies every token of `trie` from `state` (the reference). A token whose walk exceeds
 // max_state_size is put in `dependent` (decided per step).
 StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
-                        const TrieBytes& trie_bytes, StateId state, uint32_t max_state_size);
+                        StateId state, uint32_t max_state_size);
 
 // The classification of the trie positions [from, to): accepted token ids as a bitset over the
 // vocabulary, dependent positions as a bitset over the trie.
@@ -51,15 +49,14 @@ struct StateMaskPart {
 
 // The fast path over [from, to), the same answer as ClassifyState's on those positions.
 void ClassifyRange(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
-                   const TrieBytes& trie_bytes, StateId state, uint32_t max_state_size,
-                   size_t from, size_t to, StateMaskPart* out);
+                   StateId state, uint32_t max_state_size, size_t from, size_t to,
+                   StateMaskPart* out);
 
 // The parts of consecutive ranges covering the whole trie, in trie order, as one entry.
 StateMask MergeParts(std::vector<StateMaskPart>& parts, const TokenTrie& trie);
 
 // ClassifyRange over the whole trie, in one part.
 StateMask ClassifyStateFast(const std::shared_ptr<const Automaton>& automaton,
-                            const TokenTrie& trie, const TrieBytes& trie_bytes, StateId state,
-                            uint32_t max_state_size);
+                            const TokenTrie& trie, StateId state, uint32_t max_state_size);
 
 }  // namespace gbnf::detail

@@ -75,7 +75,9 @@ class CompiledGrammar {
   const std::shared_ptr<const std::vector<int64_t>>& token_ids() const { return token_ids_; }
   // Bitset over token ids (ceil(V/32) words): every non-EOS, non-empty token (what a negated
   // reference !<x> may match, x aside).
-  const std::vector<uint32_t>& any_token_words() const { return any_token_; }
+  const std::vector<uint32_t>& any_token_words() const {
+    return vocab_->trie().any_token_words();
+  }
 
   // Bytes held by the mask-cache entries filled so far, and their number.
   size_t CacheBytes() const;
@@ -90,13 +92,11 @@ class CompiledGrammar {
  private:
   CompiledGrammar() = default;
   void ResolveTokenRefs();
-  void BuildAnyToken();
 
   std::shared_ptr<const Automaton> automaton_;
   std::shared_ptr<const Vocab> vocab_;
   MatcherLimits limits_;
   std::shared_ptr<const std::vector<int64_t>> token_ids_;
-  std::vector<uint32_t> any_token_;
   std::unique_ptr<const MaskCache> mask_cache_;
 };
 
