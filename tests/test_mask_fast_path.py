@@ -130,3 +130,36 @@ def test_fast_classification_on_replayed_states_of_real_documents(llama3: gs.Voc
             states.update(m._core.item_states())
             assert m.accept_token(tid), name
         assert_fast_equals_reference(compiled, sorted(states))
+
+
+@pytest.mark.parametrize(
+    ("chunks", "helpers", "rescuers"), [(1, 0, 0), (3, 0, 2), (4, 2, 0), (4, 2, 2), (8, 3, 3)]
+)
+@pytest.mark.parametrize("text", TABLE[:3])
+def test_rescued_chunks_merge_to_the_reference(
+    text: str, chunks: int, helpers: int, rescuers: int
+) -> None:
+    """A waiter classifies again the chunks other threads hold (ClassifyJob::Rescue): whichever
+    copy of a chunk is done first is kept, and the merged entry equals the reference."""
+    compiled = compiled_of(text, VOCABS["shared_bpe"])
+    native = compiled._native
+    for state in range(native.num_states):
+        reference = native._classify(state, True, 1)
+        assert native._classify_job(state, chunks, helpers, rescuers) == reference, state
+
+
+def test_rescued_chunks_on_a_large_vocabulary(llama3: gs.Vocab) -> None:
+    compiled = compiled_of(r'root ::= "\"" ( [^"\\] | "\\" ["\\nu] )* "\"" [0-9]+', llama3)
+    native = compiled._native
+    for state in range(native.num_states):
+        reference = native._classify(state, True, 1)
+        for helpers, rescuers in [(0, 1), (1, 1), (2, 3)]:
+            assert native._classify_job(state, 4, helpers, rescuers) == reference, state
+
+
+def test_classify_job_hook_checks_its_arguments() -> None:
+    native = compiled_of('root ::= "a"', VOCABS["bpe"])._native
+    with pytest.raises(ValueError, match="chunks"):
+        native._classify_job(0, 0, 0, 0)
+    with pytest.raises(ValueError, match="state out of range"):
+        native._classify_job(native.num_states, 1, 0, 0)

@@ -95,6 +95,8 @@ void BindMask(py::module_& m) {
       .def_property_readonly("cache_file_name", &CacheFileName)
       .def("_classify", &ClassifyForTest, py::arg("state"), py::arg("reference"),
            py::arg("chunks"))
+      .def("_classify_job", &ClassifyJobForTest, py::arg("state"), py::arg("chunks"),
+           py::arg("helpers"), py::arg("rescuers"))
       .def("_state_key", &StateKeyForTest, py::arg("state"))
       .def_property_readonly("num_states",
                              [](const CompiledGrammar& c) { return c.automaton().num_states(); });

@@ -2,7 +2,9 @@
 
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "mask/cache_core.h"
@@ -99,6 +101,36 @@ py::tuple ClassifyForTest(const CompiledGrammar& compiled, StateId state, bool r
     }
   }
   return py::make_tuple(mask.accepted.Members(), mask.dependent.Members());
+}
+
+py::tuple ClassifyJobForTest(const CompiledGrammar& compiled, StateId state, size_t chunks,
+                             size_t helpers, size_t rescuers) {
+  if (state >= compiled.automaton().num_states()) throw py::value_error("state out of range");
+  if (chunks == 0 || chunks > detail::ClassifyJob::kMaxChunks) {
+    throw py::value_error("chunks must be in [1, ClassifyJob::kMaxChunks]");
+  }
+  if (helpers + rescuers > 16) throw py::value_error("at most 16 helper and rescuer threads");
+  std::shared_ptr<const detail::StateMask> mask;
+  {
+    py::gil_scoped_release release;
+    auto job = std::make_shared<detail::ClassifyJob>(
+        compiled.automaton_ptr(), compiled.vocab_ptr(), state, compiled.limits().max_state_size,
+        chunks, nullptr, [&mask](std::shared_ptr<const detail::StateMask> m) { mask = m; });
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < helpers + rescuers; ++i) {
+      threads.emplace_back([&job, rescue = i >= helpers] {
+        if (rescue) {
+          job->Rescue();
+        } else {
+          job->Help();
+        }
+      });
+    }
+    job->Rescue();  // this thread too: the job is done when it returns
+    job->Wait();
+    for (std::thread& t : threads) t.join();
+  }
+  return py::make_tuple(mask->accepted.Members(), mask->dependent.Members());
 }
 
 py::object StateKeyForTest(const CompiledGrammar& compiled, StateId state) {

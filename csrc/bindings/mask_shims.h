@@ -28,6 +28,10 @@ std::string CacheFileName(const CompiledGrammar& compiled);
 // state's shared-cache key (None when it has none).
 pybind11::tuple ClassifyForTest(const CompiledGrammar& compiled, StateId state,
                                 bool reference, size_t chunks);
+// The same through a ClassifyJob of `chunks` chunks that `helpers` threads help with and
+// `rescuers` threads (and the caller) classify again (ClassifyJob::Rescue) at the same time.
+pybind11::tuple ClassifyJobForTest(const CompiledGrammar& compiled, StateId state, size_t chunks,
+                                   size_t helpers, size_t rescuers);
 pybind11::object StateKeyForTest(const CompiledGrammar& compiled, StateId state);
 
 }  // namespace gbnf::bindings

@@ -1,6 +1,7 @@
 #include "mask/cache_core.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "mask/shared_cache.h"
 
@@ -182,8 +183,13 @@ const StateMask& CacheCore::Fill(StateId state) {
     if (owner && job->HasWork() && BackgroundPool::Shared().workers() > 0) {
       BackgroundPool::Shared().Help(job);
     }
+    const auto helping = std::chrono::steady_clock::now();
     job->Help();
+    const auto helped = std::chrono::steady_clock::now() - helping;
     try {
+      if (!job->WaitFor(std::max<std::chrono::nanoseconds>(helped, ClassifyJob::kRescueAfter))) {
+        job->Rescue();  // chunks another thread holds and has not finished: classified here too
+      }
       job->Wait();
     } catch (...) {
       DropJob(state, job);  // a later fill tries again

@@ -17,7 +17,8 @@ ClassifyJob::ClassifyJob(std::shared_ptr<const Automaton> automaton,
       cancelled_(std::move(cancelled)),
       done_(std::move(done)),
       num_chunks_(std::max<size_t>(1, chunks)),
-      parts_(num_chunks_) {}
+      parts_(num_chunks_),
+      chunk_done_(num_chunks_, 0) {}
 
 size_t ClassifyJob::ChunksFor(size_t positions, size_t threads) {
   return std::max<size_t>(
@@ -25,25 +26,53 @@ size_t ClassifyJob::ChunksFor(size_t positions, size_t threads) {
 }
 
 void ClassifyJob::Help() {
-  const TokenTrie& trie = vocab_->trie();
-  const size_t n = num_chunks_;
-  for (size_t c = next_.fetch_add(1); c < n; c = next_.fetch_add(1)) {
-    try {
-      if (cancelled_ != nullptr && cancelled_->load(std::memory_order_relaxed)) {
-        throw std::runtime_error("mask classification cancelled: its grammar was released");
-      }
-      ClassifyRange(automaton_, trie, state_, max_state_size_, trie.size() * c / n,
-                    trie.size() * (c + 1) / n, &parts_[c]);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_) error_ = std::current_exception();
-    }
-    if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == n) Finish();
+  for (size_t c = next_.fetch_add(1); c < num_chunks_; c = next_.fetch_add(1)) {
+    if (!ChunkDone(c)) RunChunk(c);
   }
 }
 
-// Runs on the thread that finished the last chunk: every other chunk's writes happened before
-// its fetch_add, which this thread's acq_rel fetch_add synchronizes with.
+void ClassifyJob::Rescue() {
+  for (size_t c = 0; c < num_chunks_; ++c) {
+    if (!ChunkDone(c)) RunChunk(c);
+  }
+}
+
+bool ClassifyJob::ChunkDone(size_t c) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return complete_ || chunk_done_[c] != 0;
+}
+
+void ClassifyJob::RunChunk(size_t c) {
+  const TokenTrie& trie = vocab_->trie();
+  const size_t n = num_chunks_;
+  StateMaskPart part;
+  std::exception_ptr error;
+  try {
+    if (cancelled_ != nullptr && cancelled_->load(std::memory_order_relaxed)) {
+      throw std::runtime_error("mask classification cancelled: its grammar was released");
+    }
+    ClassifyRange(automaton_, trie, state_, max_state_size_, trie.size() * c / n,
+                  trie.size() * (c + 1) / n, &part);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  Install(c, std::move(part), std::move(error));
+}
+
+void ClassifyJob::Install(size_t c, StateMaskPart part, std::exception_ptr error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (complete_ || chunk_done_[c] != 0) return;  // another thread's copy was first
+    chunk_done_[c] = 1;
+    parts_[c] = std::move(part);
+    if (error && !error_) error_ = std::move(error);
+    if (++finished_ != num_chunks_) return;
+  }
+  Finish();
+}
+
+// Runs on the thread that installed the last chunk, once: every part was written under the
+// mutex, which this thread took after them, and no part is written after its chunk is done.
 void ClassifyJob::Finish() {
   bool failed = false;
   {
@@ -64,6 +93,11 @@ void ClassifyJob::Finish() {
     complete_ = true;
   }
   cv_.notify_all();
+}
+
+bool ClassifyJob::WaitFor(std::chrono::nanoseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return cv_.wait_for(lock, timeout, [&] { return complete_; });
 }
 
 void ClassifyJob::Wait() {

@@ -150,6 +150,9 @@ class CompiledGrammar:
     def _classify(
         self, state: int, reference: bool, chunks: int
     ) -> tuple[list[int], list[int]]: ...
+    def _classify_job(
+        self, state: int, chunks: int, helpers: int, rescuers: int
+    ) -> tuple[list[int], list[int]]: ...
     def _state_key(self, state: int) -> bytes | None: ...
 
 class TokenMatcher:
