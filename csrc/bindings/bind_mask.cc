@@ -2,6 +2,8 @@
 // checks, defaults, the compile cache) live in python/gbnf_sampler/compiled.py and matcher.py;
 // bitmask checks in arrays.cc.
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "gbnf_sampler/batch.h"
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
+#include "mask/thread_pool.h"
 
 namespace py = pybind11;
 
@@ -32,7 +35,8 @@ std::shared_ptr<CompiledGrammar> Compile(std::shared_ptr<Automaton> automaton,
       CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits));
 }
 
-void FillMask(PyTokenMatcher& m, py::array& bitmask, int64_t index, bool reference) {
+void FillMask(PyTokenMatcher& m, const py::object& bitmask_obj, int64_t index, bool reference) {
+  py::array bitmask = BitmaskArray(bitmask_obj, "fill_mask");
   const MaskRows row = MaskRowAt(bitmask, index);
   Run(m, kReleaseGilWork, [&](TokenMatcher& self) {
     if (reference) {
@@ -48,11 +52,29 @@ bool AcceptToken(PyTokenMatcher& m, TokenId token_id) {
   return Run(m, length, [token_id](TokenMatcher& self) { return self.AcceptToken(token_id); });
 }
 
-void FillMasksBatch(const std::vector<PyTokenMatcher*>& matchers, py::array& bitmask) {
-  const MaskRows rows = MaskRowsFor(bitmask, matchers.size());
+// rows: None fills row i for matchers[i]; else row rows[i] (the rows an engine's batch uses).
+void FillMasksBatch(const std::vector<PyTokenMatcher*>& matchers, const py::object& bitmask_obj,
+                    const std::optional<std::vector<int64_t>>& rows) {
+  py::array bitmask = BitmaskArray(bitmask_obj, "fill_masks");
+  if (!rows.has_value()) {
+    const MaskRows mask_rows = MaskRowsFor(bitmask, matchers.size());
+    ExclusiveBatch<TokenMatcher> batch(matchers);
+    py::gil_scoped_release release;
+    FillMasks(batch.values(), mask_rows.words, mask_rows.stride, mask_rows.num_words);
+    return;
+  }
+  if (rows->size() != matchers.size()) {
+    throw py::value_error("fill_masks: " + std::to_string(matchers.size()) + " matchers but " +
+                          std::to_string(rows->size()) + " rows");
+  }
+  const std::vector<uint32_t*> targets = MaskRowPointers(bitmask, *rows);
+  if (targets.empty()) return;
+  const size_t num_words = static_cast<size_t>(bitmask.shape(1));
   ExclusiveBatch<TokenMatcher> batch(matchers);
+  const std::vector<TokenMatcher*>& values = batch.values();
   py::gil_scoped_release release;
-  FillMasks(batch.values(), rows.words, rows.stride, rows.num_words);
+  detail::ThreadPool::Shared().ParallelFor(
+      values.size(), [&](size_t i) { values[i]->FillMask(targets[i], num_words); });
 }
 
 std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers,
@@ -69,7 +91,13 @@ std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers
 }  // namespace
 
 void BindMask(py::module_& m) {
-  m.def("fill_masks", &FillMasksBatch, py::arg("matchers"), py::arg("bitmask"));
+  m.def("fill_masks", &FillMasksBatch, py::arg("matchers"), py::arg("bitmask"),
+        py::arg("rows") = py::none());
+  m.def("bitmask_array",
+        [](const py::object& bitmask, const std::string& fn) {
+          return BitmaskArray(bitmask, fn.c_str());
+        },
+        py::arg("bitmask"), py::arg("fn") = "bitmask");
   m.def("accept_tokens", &AcceptTokensBatch, py::arg("matchers"), py::arg("token_ids"));
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
@@ -126,12 +154,12 @@ void BindMask(py::module_& m) {
                  Run(self, kReleaseGilWork, [](TokenMatcher& t) { return t.ForcedBytes(); }));
            })
       .def("fill_mask",
-           [](PyTokenMatcher& self, py::array& bitmask, int64_t index) {
+           [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
              FillMask(self, bitmask, index, false);
            },
            py::arg("bitmask"), py::arg("index"))
       .def("fill_mask_reference",
-           [](PyTokenMatcher& self, py::array& bitmask, int64_t index) {
+           [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
              FillMask(self, bitmask, index, true);
            },
            py::arg("bitmask"), py::arg("index"))
