@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import warnings
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -73,12 +74,14 @@ REQUESTS: list[tuple[str, str, str]] = [
 def import_engine(module: str, package: str) -> ModuleType:
     """``import module``; when it fails, skip naming the package (fail under ``CI=true``)."""
     try:
-        return importlib.import_module(module)
+        with warnings.catch_warnings():  # the engines' own deprecation warnings at import
+            warnings.simplefilter("ignore")
+            return importlib.import_module(module)
     except Exception as e:  # ImportError or an engine's own import-time failure
         message = f"{package} cannot be imported on this machine ({type(e).__name__}: {e})"
         if in_ci():
             pytest.fail(f"{message}; CI must install it ({ENGINE_INSTALL})")
-        pytest.skip(f"{message}; {ENGINE_INSTALL}")
+        pytest.skip(f"{message}; {ENGINE_INSTALL}", allow_module_level=True)
 
 
 @cache

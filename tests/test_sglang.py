@@ -23,7 +23,12 @@ runtime_context = import_engine("sglang.srt.runtime_context", "sglang")
 choices = import_engine("sglang.srt.arg_groups.choices", "sglang")
 gss = import_engine("gbnf_sampler.sglang", "sglang")
 
-SGLANG_KINDS = {"json": "json", "regex": "regex", "gbnf": "ebnf", "structural_tag": "structural_tag"}
+SGLANG_KINDS = {
+    "json": "json",
+    "regex": "regex",
+    "gbnf": "ebnf",
+    "structural_tag": "structural_tag",
+}
 
 
 def _sglang_key(kind: str, spec: str) -> tuple[str, str] | None:
