@@ -66,7 +66,7 @@ def test_buffer_protocol_objects_are_filled_in_place(matchers: list[gs.Matcher])
 def test_gpu_memory_and_non_arrays_are_refused(matchers: list[gs.Matcher]) -> None:
     with pytest.raises(ValueError, match=r"CPU memory, got one on DLPack device \(2, 0\)"):
         matchers[0].fill_mask(DlpackOnly(np.zeros(1, np.int32), (2, 0)))
-    with pytest.raises(TypeError, match="fill_masks: bitmask must be an array.*got str"):
+    with pytest.raises(TypeError, match=r"fill_masks: bitmask must be an array.*got str"):
         gs.fill_masks(matchers, "words")
 
 
@@ -81,10 +81,14 @@ def test_rows_are_checked(matchers: list[gs.Matcher]) -> None:
     assert (data == 7).all()  # nothing written by a refused call
 
 
-torch = pytest.importorskip("torch", reason="torch is optional (pip install gbnf-sampler[torch])")
+@pytest.fixture
+def torch() -> Any:
+    return pytest.importorskip(
+        "torch", reason="torch is optional (pip install gbnf-sampler[torch])"
+    )
 
 
-def test_torch_tensors_are_filled_without_a_copy(matchers: list[gs.Matcher]) -> None:
+def test_torch_tensors_are_filled_without_a_copy(torch: Any, matchers: list[gs.Matcher]) -> None:
     tensor = torch.zeros((4, 1), dtype=torch.int32)
     pointer = tensor.data_ptr()
     matchers[1].fill_mask(tensor, 3)
@@ -101,18 +105,18 @@ def test_torch_tensors_are_filled_without_a_copy(matchers: list[gs.Matcher]) -> 
     assert tensor[1:3, 0].tolist() == [_expected(matchers[1]), _expected(matchers[0])]
 
 
-def test_torch_dtype_and_layout_errors(matchers: list[gs.Matcher]) -> None:
+def test_torch_dtype_and_layout_errors(torch: Any, matchers: list[gs.Matcher]) -> None:
     with pytest.raises(TypeError, match="dtype int32, got int64"):
         matchers[0].fill_mask(torch.zeros((1, 1), dtype=torch.int64))
     with pytest.raises(ValueError, match="rows must be contiguous"):
         matchers[0].fill_mask(torch.zeros((1, 2), dtype=torch.int32)[:, ::2])
 
 
-def test_apply_bitmask_takes_cpu_tensors() -> None:
+def test_apply_bitmask_takes_cpu_tensors(torch: Any) -> None:
     logits = torch.zeros((2, VOCAB.size))
     bitmask = torch.tensor([[0b101], [-1]], dtype=torch.int32)
     gs.apply_bitmask(logits, bitmask)
     inf = float("-inf")
     assert logits.tolist() == [[0.0, inf, 0.0, inf, inf], [0.0] * VOCAB.size]
-    with pytest.raises(TypeError, match="gbnf_sampler.torch.apply_bitmask"):
+    with pytest.raises(TypeError, match=r"gbnf_sampler\.torch\.apply_bitmask"):
         gs.apply_bitmask(torch.zeros((1, 5), dtype=torch.bfloat16), bitmask[:1])

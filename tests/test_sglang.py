@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="SGLang needs torch")
+pytest.importorskip("torch", reason="SGLang needs torch")
+
+import torch
 
 import gbnf_sampler as gs
 from engine_helpers import REQUESTS, hf_tokenizer, import_engine, replay_masks, tokenize

@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="vLLM needs torch")
+pytest.importorskip("torch", reason="vLLM needs torch")
+
+import torch
 
 import gbnf_sampler as gs
 from engine_helpers import REQUESTS, hf_tokenizer, import_engine, replay_masks, tokenize

@@ -224,9 +224,9 @@ py::array HostArray(const py::object& obj, const char* name, const char* fn) {
   if (PyObject_CheckBuffer(obj.ptr()) != 0) {
     return py::module_::import("numpy").attr("asarray")(obj);
   }
-  throw py::type_error(std::string(fn) + ": " + name + " must be an array (numpy, a CPU torch "
-                       "tensor, or any array with __dlpack__ or the buffer protocol), got " +
-                       Str(py::type::handle_of(obj).attr("__name__")));
+  throw py::type_error(std::string(fn) + ": " + name + " must be an array (a numpy.ndarray, a " +
+                       "CPU torch tensor, or any array with __dlpack__ or the buffer protocol), " +
+                       "got " + Str(py::type::handle_of(obj).attr("__name__")));
 }
 
 }  // namespace

@@ -85,12 +85,17 @@ class GbnfSamplerGrammar(BaseGrammarObject):  # type: ignore[misc]
     def fill_vocab_mask_batched(entries: Sequence[Any], vocab_mask: torch.Tensor) -> None:
         """Fills the rows of ``entries`` (SGLang's ``GrammarRow(row, grammar)``) in one
         threaded call; rows not listed are left as they are."""
-        ours = [e for e in entries if isinstance(e.grammar, GbnfSamplerGrammar)]
-        fill_rows([e.grammar.matcher for e in ours], [e.row for e in ours], vocab_mask)
-        if len(ours) != len(entries):  # another backend's object (a wrapper): its own fill
-            for e in entries:
-                if not isinstance(e.grammar, GbnfSamplerGrammar):
-                    e.grammar.fill_vocab_mask(vocab_mask, e.row)
+        matchers, rows, others = [], [], []
+        for entry in entries:  # one pass: this runs every step for the whole batch
+            grammar = entry.grammar
+            if type(grammar) is GbnfSamplerGrammar:
+                matchers.append(grammar.matcher)
+                rows.append(entry.row)
+            else:
+                others.append(entry)
+        fill_rows(matchers, rows, vocab_mask)
+        for entry in others:  # another backend's object (a wrapper): its own fill
+            entry.grammar.fill_vocab_mask(vocab_mask, entry.row)
 
     @staticmethod
     def reset_vocab_mask(vocab_mask: torch.Tensor) -> None:

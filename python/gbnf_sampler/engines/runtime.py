@@ -15,6 +15,7 @@ from typing import Any
 from ..compiled import CompiledGrammar, compile
 from ..errors import GbnfSamplerError
 from ..grammar import Grammar
+from ..kernels import allocate_bitmask
 from ..limits import ENGINE_COMPILE_THREADS, ENGINE_GRAMMAR_CACHE_ENTRIES
 from ..matcher import BitmaskLike, Matcher, fill_masks
 from ..vocab import Vocab
@@ -51,7 +52,8 @@ class EngineGrammars:
             raise ValueError(f"compile_threads must be an int >= 1, got {compile_threads!r}")
         self.vocab = vocab
         self.whitespace = whitespace
-        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="gbnf-sampler-compile")
+        self._threads = threads
+        self._pool: ThreadPoolExecutor | None = None  # started by the first submit
         self._lock = threading.Lock()
         self._grammars: OrderedDict[tuple[str, str], Grammar] = OrderedDict()
 
@@ -87,8 +89,13 @@ class EngineGrammars:
         return grammar
 
     def compile(self, kind: str, spec: str) -> CompiledGrammar:
-        """Compiles one request; raises GrammarError / SchemaError / ValueError."""
-        return compile(self.grammar(kind, spec), self.vocab)
+        """Compiles one request; raises GrammarError / SchemaError / ValueError. A grammar new to
+        the cache gets its start state's mask computed here (on the compile thread, not in the
+        engine's first decoding step, as a precomputing backend would)."""
+        compiled = compile(self.grammar(kind, spec), self.vocab)
+        if compiled.cached_states == 0:
+            Matcher(compiled).fill_mask(allocate_bitmask(1, compiled.vocab_size))
+        return compiled
 
     def try_compile(self, kind: str, spec: str) -> CompiledGrammar | CompileFailure:
         """:meth:`compile`, with a bad request as a :class:`CompileFailure` (other requests are
@@ -100,10 +107,17 @@ class EngineGrammars:
 
     def submit(self, kind: str, spec: str) -> Future[CompiledGrammar | CompileFailure]:
         """:meth:`try_compile` on the compile pool."""
-        return self._pool.submit(self.try_compile, kind, spec)
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._threads, "gbnf-sampler-compile")
+            pool = self._pool
+        return pool.submit(self.try_compile, kind, spec)
 
     def shutdown(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def fill_rows(matchers: Sequence[Matcher], rows: Sequence[int], bitmask: BitmaskLike) -> None:
