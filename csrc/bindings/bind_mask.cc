@@ -1,11 +1,17 @@
 // Python bindings of the compiled grammar and the token-level matcher. Ergonomics (argument
 // checks, defaults, the compile cache) live in python/gbnf_sampler/compiled.py and matcher.py;
 // bitmask checks in arrays.cc.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -52,29 +58,49 @@ bool AcceptToken(PyTokenMatcher& m, TokenId token_id) {
   return Run(m, length, [token_id](TokenMatcher& self) { return self.AcceptToken(token_id); });
 }
 
+// Cores this process may run on (its CPU affinity; the shared pool is sized by the machine).
+size_t UsableCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<size_t>(CPU_COUNT(&set));
+#endif
+  return std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
+// matchers[i] fills targets[i] on the shared pool; in the calling thread when there is one
+// matcher or one usable core (a hand-off to a worker on the same core only adds switches).
+void FillRows(const std::vector<TokenMatcher*>& matchers, const std::vector<uint32_t*>& targets,
+              size_t num_words) {
+  if (matchers.size() <= 1 || UsableCores() <= 1) {
+    for (size_t i = 0; i < matchers.size(); ++i) matchers[i]->FillMask(targets[i], num_words);
+    return;
+  }
+  detail::ThreadPool::Shared().ParallelFor(
+      matchers.size(), [&](size_t i) { matchers[i]->FillMask(targets[i], num_words); });
+}
+
 // rows: None fills row i for matchers[i]; else row rows[i] (the rows an engine's batch uses).
 void FillMasksBatch(const std::vector<PyTokenMatcher*>& matchers, const py::object& bitmask_obj,
                     const std::optional<std::vector<int64_t>>& rows) {
   py::array bitmask = BitmaskArray(bitmask_obj, "fill_masks");
-  if (!rows.has_value()) {
+  std::vector<uint32_t*> targets;
+  if (rows.has_value()) {
+    if (rows->size() != matchers.size()) {
+      throw py::value_error("fill_masks: " + std::to_string(matchers.size()) +
+                            " matchers but " + std::to_string(rows->size()) + " rows");
+    }
+    targets = MaskRowPointers(bitmask, *rows);
+  } else {
     const MaskRows mask_rows = MaskRowsFor(bitmask, matchers.size());
-    ExclusiveBatch<TokenMatcher> batch(matchers);
-    py::gil_scoped_release release;
-    FillMasks(batch.values(), mask_rows.words, mask_rows.stride, mask_rows.num_words);
-    return;
+    for (size_t i = 0; i < matchers.size(); ++i) {
+      targets.push_back(mask_rows.words + i * mask_rows.stride);
+    }
   }
-  if (rows->size() != matchers.size()) {
-    throw py::value_error("fill_masks: " + std::to_string(matchers.size()) + " matchers but " +
-                          std::to_string(rows->size()) + " rows");
-  }
-  const std::vector<uint32_t*> targets = MaskRowPointers(bitmask, *rows);
   if (targets.empty()) return;
-  const size_t num_words = static_cast<size_t>(bitmask.shape(1));
+  const size_t num_words = static_cast<size_t>(bitmask.shape(bitmask.ndim() - 1));
   ExclusiveBatch<TokenMatcher> batch(matchers);
-  const std::vector<TokenMatcher*>& values = batch.values();
   py::gil_scoped_release release;
-  detail::ThreadPool::Shared().ParallelFor(
-      values.size(), [&](size_t i) { values[i]->FillMask(targets[i], num_words); });
+  FillRows(batch.values(), targets, num_words);
 }
 
 std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers,
