@@ -1,5 +1,6 @@
-"""gbnf_sampler.engines without an engine: request kinds to grammars, structural tags, and the
-GBNF printer that embeds one grammar in another (checked against the original's language)."""
+"""gbnf_sampler.engines without an engine: request kinds to grammars (structural tags through
+main's ``Grammar.from_structural_tag``, special tokens of the engine's vocabulary included),
+the per-request compile failures of the compile pool."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import json
 import pytest
 
 import gbnf_sampler as gs
+from assets import require, vocab_gguf
+from engine_helpers import TOOL_TAG, tokenize
 from gbnf_sampler.engines import EngineGrammars, grammar_for
-from gbnf_sampler.engines.gbnf_text import embed_rules, literal
+from gbnf_sampler.errors import StructuralTagError
 
 TRIGGERED = {
     "type": "structural_tag",
@@ -55,40 +58,59 @@ def _accepts(grammar: gs.Grammar, text: str) -> bool:
         ),
         (
             {**TRIGGERED["format"], "at_least_one": True, "stop_after_first": True},
-            ["x <tool>y</tool>"], ["no tag", "x <tool>y</tool> more"],
+            ["<tool>y</tool>"], ["no tag", "<tool>y</tool> more"],
         ),
     ],
 )  # fmt: skip
 def test_structural_tag_formats(fmt: dict, accepted: list[str], rejected: list[str]) -> None:
-    grammar = grammar_for("structural_tag", json.dumps({"type": "structural_tag", "format": fmt}))
+    spec = json.dumps({"type": "structural_tag", "format": fmt})
+    grammar = grammar_for("structural_tag", spec)
+    same = gs.Grammar.from_structural_tag(json.loads(spec))  # the engines reuse main's compiler
     for text in accepted:
-        assert _accepts(grammar, text), text
+        assert _accepts(grammar, text) and _accepts(same, text), text
     for text in rejected:
-        assert not _accepts(grammar, text), text
+        assert not _accepts(grammar, text) and not _accepts(same, text), text
 
 
-def test_unsupported_structural_tags_name_the_problem() -> None:
-    with pytest.raises(ValueError, match="'qwen_xml_parameter' is not supported"):
-        grammar_for("structural_tag", '{"format": {"type": "qwen_xml_parameter"}}')
-    with pytest.raises(ValueError, match=r"tags\[0\].begin does not start with any trigger"):
+def test_legacy_structural_tag() -> None:
+    grammar = grammar_for("structural_tag", json.dumps(TOOL_TAG))
+    assert _accepts(grammar, 'Hi <function=get_weather>{"city": "Oslo"}</function> ok')
+    assert not _accepts(grammar, 'Hi <function=get_weather>{"town": "Oslo"}</function>')
+    assert not _accepts(grammar, "Hi <function=get_time>{}</function>")
+
+
+def test_structural_tag_errors_name_the_problem() -> None:
+    with pytest.raises(StructuralTagError, match="'qwen_xml_parameter' is not supported"):
+        grammar_for("structural_tag", '{"type": "qwen_xml_parameter"}')
+    with pytest.raises(StructuralTagError, match="starts with none of the triggers"):
         fmt = {**TRIGGERED["format"], "triggers": ["<call>"]}
-        grammar_for("structural_tag", json.dumps({"format": fmt}))
+        grammar_for("structural_tag", json.dumps({"type": "structural_tag", "format": fmt}))
     with pytest.raises(ValueError, match="not valid JSON"):
         grammar_for("structural_tag", "{")
 
 
-def test_embedded_rules_keep_the_language() -> None:
-    source = gs.Grammar.from_gbnf(
-        'root ::= item ("," item)*\nitem ::= [a-c\\]-] | "\\"q\\u00e9" | "x"{2,3} | .\n'
-    )
-    rules = embed_rules(source, "p-")
-    text = "root ::= p-root\n" + "\n".join(f"{k} ::= {v}" for k, v in rules.items())
-    embedded = gs.Grammar.from_gbnf(text)
-    for sample in ["a", "]", "-", '"qé', "xx", "xxx", "a,xx,z", "é"]:
-        assert _accepts(source, sample) and _accepts(embedded, sample), sample
-    for sample in ["", "dd", "xxxx", "a,", '"q']:
-        assert not _accepts(source, sample) and not _accepts(embedded, sample), sample
-    assert literal('a"\\\n') == '"a\\u0022\\u005c\\u000a"'
+def test_structural_tag_special_tokens_of_the_engine_vocabulary() -> None:
+    """An engine's structural tag is compiled for its vocabulary: text that spells a special
+    token (Llama-3's ``<|start_header_id|>``) is that one token, never the spelled-out text."""
+    vocab = gs.Vocab.from_gguf(require(lambda: vocab_gguf("llama-bpe")))
+    tag = next(i for i in vocab.special_ids if vocab.token_bytes(i) == b"<|start_header_id|>")
+    spec = {
+        "type": "structural_tag",
+        "format": {
+            "type": "tag",
+            "begin": "<|start_header_id|>",
+            "content": {"type": "json_schema", "json_schema": {"type": "integer"}},
+            "end": "",
+        },
+    }
+    grammars = EngineGrammars(vocab, compile_threads=1)
+    compiled = grammars.compile("structural_tag", json.dumps(spec))
+    as_token = gs.Matcher(compiled)
+    assert all(as_token.accept_token(t) for t in [tag, *tokenize(vocab, "42")])
+    assert as_token.can_terminate()
+    spelled = gs.Matcher(compiled)
+    first = tokenize(vocab, "<|start_header_id|>")[0]
+    assert first != tag and not spelled.accept_token(first)
 
 
 def test_kinds_and_whitespace() -> None:

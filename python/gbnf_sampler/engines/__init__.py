@@ -1,7 +1,8 @@
 """What the serving-engine adapters (:mod:`gbnf_sampler.sglang`, :mod:`gbnf_sampler.vllm`) share:
-the request kinds both engines send, turned into grammars (:mod:`.specs`, structural tags in
-:mod:`.structural_tag`), and one :class:`EngineGrammars` per engine holding the vocabulary, the
-compile pool and the batched fill (:mod:`.runtime`). Nothing here imports an engine."""
+the request kinds both engines send, turned into grammars (:mod:`.specs`; structural tags by
+:mod:`gbnf_sampler.structural`), and one :class:`EngineGrammars` per engine holding the
+vocabulary, the compile pool and the batched fill (:mod:`.runtime`). Nothing here imports an
+engine."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ class EngineGrammars:
             if hit is not None:
                 self._grammars.move_to_end(key)
                 return hit
-        grammar = grammar_for(kind, spec, whitespace=self.whitespace)
+        grammar = grammar_for(kind, spec, whitespace=self.whitespace, vocab=self.vocab)
         with self._lock:
             self._grammars[key] = grammar
             while len(self._grammars) > ENGINE_GRAMMAR_CACHE_ENTRIES:

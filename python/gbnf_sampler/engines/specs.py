@@ -8,11 +8,14 @@ Kinds (the union of what SGLang and vLLM send; each adapter maps its own names o
 * ``gbnf``: GBNF text (llama.cpp's grammar language; SGLang calls it ``ebnf``, vLLM
   ``grammar``), root rule ``root``. Lark grammars are refused with a hint.
 * ``choice``: a JSON list of strings, exactly one of which is generated.
-* ``structural_tag``: a structural tag as JSON text (see :mod:`.structural_tag`).
+* ``structural_tag``: a structural tag as JSON text in xgrammar's format (``format``, or the
+  older ``structures``/``triggers``), compiled by ``Grammar.from_structural_tag``
+  (:mod:`gbnf_sampler.structural`) for the engine's vocabulary: text that spells one of its
+  special tokens is that token.
 
-Errors are the package's own (:class:`GrammarError` with line and column, :class:`SchemaError`
-with a JSON pointer) or a ``ValueError`` naming the kind; the adapters turn them into the
-engine's per-request failure.
+Errors are the package's own (:class:`GrammarError` with line and column;
+:class:`SchemaError` and :class:`StructuralTagError` with a JSON pointer) or a ``ValueError``
+naming the kind; the adapters turn them into the engine's per-request failure.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import re
 from typing import Any
 
 from ..grammar import Grammar
-from .structural_tag import structural_tag_grammar
+from ..structural import from_structural_tag
+from ..vocab import Vocab
 
 KINDS = ("json", "json_object", "regex", "gbnf", "choice", "structural_tag")
 ANY_JSON = "$$ANY$$"  # SGLang's spelling of "any JSON value"
@@ -32,9 +36,13 @@ WHITESPACE_MODES = ("flexible", "compact")
 _LARK_RULE = re.compile(r"^\s*[?!]?[a-z_][a-z0-9_]*\s*:(?!:=)", re.MULTILINE)
 
 
-def grammar_for(kind: str, spec: str, *, whitespace: str = "flexible") -> Grammar:
-    """The grammar of one request. ``whitespace`` applies to JSON: ``"flexible"`` (spaces and
-    one newline allowed between tokens, bounded) or ``"compact"`` (none)."""
+def grammar_for(
+    kind: str, spec: str, *, whitespace: str = "flexible", vocab: Vocab | None = None
+) -> Grammar:
+    """The grammar of one request. ``whitespace`` applies to JSON requests: ``"flexible"``
+    (spaces and one newline allowed between tokens, bounded) or ``"compact"`` (none); a
+    structural tag's schemas follow the tag's own ``max_whitespace_cnt``. ``vocab``: the
+    vocabulary the grammar is for (structural tags match its special tokens as tokens)."""
     if whitespace not in WHITESPACE_MODES:
         raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, got {whitespace!r}")
     if not isinstance(spec, str):
@@ -57,7 +65,7 @@ def grammar_for(kind: str, spec: str, *, whitespace: str = "flexible") -> Gramma
     if kind == "choice":
         return Grammar.from_choices(_choices(spec))
     if kind == "structural_tag":
-        return structural_tag_grammar(_json_text(spec, "structural tag"), whitespace=whitespace)
+        return from_structural_tag(_json_text(spec, "structural tag"), vocab=vocab)
     raise ValueError(f"unknown request kind {kind!r}; expected one of {KINDS}")
 
 
