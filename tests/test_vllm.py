@@ -26,6 +26,7 @@ so_manager = import_engine("vllm.v1.structured_output", "vllm")
 so_request = import_engine("vllm.v1.structured_output.request", "vllm")
 sampling = import_engine("vllm.sampling_params", "vllm")
 logits_api = import_engine("vllm.v1.sample.logits_processor", "vllm")
+vllm_errors = import_engine("vllm.exceptions", "vllm")
 gsv = import_engine("gbnf_sampler.vllm", "vllm")
 
 
@@ -205,3 +206,40 @@ def test_logits_processor_validates_requests() -> None:
         proc.validate_params(sampling.SamplingParams(extra_args={"gbnf": "x", "regex": "y"}))
     with pytest.raises(ValueError, match="must be a string"):
         proc.validate_params(sampling.SamplingParams(extra_args={"regex": 5}))
+
+
+def test_logits_processor_loaded_and_built_by_vllm(tmp_path: Any) -> None:
+    """``--logits-processors gbnf_sampler.vllm:GrammarLogitsProcessor``: vLLM's own loader
+    resolves the name, its request validation refuses a bad grammar with our diagnostic, and
+    the class builds from a vLLM config (tokenizer loaded by vLLM from a local directory)."""
+    fqcn = "gbnf_sampler.vllm:GrammarLogitsProcessor"
+    assert logits_api._load_logitsprocs_by_fqcns([fqcn]) == [gsv.GrammarLogitsProcessor]
+    bad = sampling.SamplingParams(extra_args={"gbnf": 'root ::= "a" (b'})
+    with pytest.raises(vllm_errors.VLLMValidationError, match="line 1, column 14"):
+        logits_api.validate_logits_processors_parameters([fqcn], bad)
+    tokenizer = hf_tokenizer("qwen2")
+    tokenizer.save_pretrained(tmp_path)
+    model_config = SimpleNamespace(
+        skip_tokenizer_init=False,
+        hf_config=None,
+        model=str(tmp_path),
+        tokenizer=str(tmp_path),
+        runner_type="generate",
+        tokenizer_mode="auto",
+        tokenizer_revision=None,
+        trust_remote_code=False,
+        get_vocab_size=lambda: len(tokenizer) + 64,  # padded logits, as models have
+    )
+    proc = gsv.GrammarLogitsProcessor(
+        SimpleNamespace(model_config=model_config), torch.device("cpu"), False
+    )
+    vocab = proc.grammars.vocab
+    assert vocab.size == len(tokenizer) + 64 and vocab.eos_ids == [tokenizer.eos_token_id]
+    output: list[int] = []
+    params = sampling.SamplingParams(extra_args={"json_schema": {"type": "boolean"}})
+    proc.update_state(logits_api.BatchUpdate(1, [], [(0, params, [1], output)], []))
+    logits = torch.zeros(1, vocab.size)
+    proc.apply(logits)
+    boolean = gs.Matcher(proc.grammars.compile("json", '{"type": "boolean"}'))
+    expected = np.where(_allowed(boolean, vocab.size), 0.0, -np.inf)
+    np.testing.assert_array_equal(logits[0].numpy(), expected)
