@@ -243,3 +243,85 @@ def test_logits_processor_loaded_and_built_by_vllm(tmp_path: Any) -> None:
     boolean = gs.Matcher(proc.grammars.compile("json", '{"type": "boolean"}'))
     expected = np.where(_allowed(boolean, vocab.size), 0.0, -np.inf)
     np.testing.assert_array_equal(logits[0].numpy(), expected)
+
+
+def _manager(tokenizer_dir: str, vocab_size: int, spec_tokens: int) -> Any:
+    """vLLM's own StructuredOutputManager, with our backend installed the way the documented
+    upstream registration would (``grammar_init`` builds it when the backend name is ours)."""
+    model_config = SimpleNamespace(
+        skip_tokenizer_init=False,
+        hf_config=None,
+        model=tokenizer_dir,
+        tokenizer=tokenizer_dir,
+        runner_type="generate",
+        tokenizer_mode="auto",
+        tokenizer_revision=None,
+        trust_remote_code=False,
+        is_diffusion=False,
+        get_vocab_size=lambda: vocab_size,
+    )
+    structured = SimpleNamespace(
+        reasoning_parser_plugin=None,
+        reasoning_parser=None,
+        enable_in_reasoning=False,
+        disable_any_whitespace=False,
+    )
+    config = SimpleNamespace(
+        model_config=model_config,
+        structured_outputs_config=structured,
+        parallel_config=SimpleNamespace(distributed_executor_backend=None),
+        scheduler_config=SimpleNamespace(max_num_seqs=4),
+        num_speculative_tokens=spec_tokens,
+    )
+    manager = so_manager.StructuredOutputManager(config)
+    manager.backend = gsv.GbnfSamplerBackend(
+        config, tokenizer=manager.tokenizer, vocab_size=vocab_size
+    )
+    manager.backend_name = "gbnf_sampler"
+    return manager
+
+
+def _request(kind: str, spec: str) -> Any:
+    params = sampling.SamplingParams(structured_outputs=_params(kind, spec))
+    params.structured_outputs._backend = "gbnf_sampler"
+    return SimpleNamespace(
+        request_id="r",
+        sampling_params=params,
+        structured_output_request=so_request.StructuredOutputRequest.from_sampling_params(params),
+        use_structured_output=True,
+    )
+
+
+def test_speculative_decoding_through_vllms_manager(tmp_path: Any) -> None:
+    """vLLM's scheduler-side calls with 3 draft tokens per step: ``grammar_init`` (compile on
+    vLLM's executor), ``grammar_bitmask`` (a row per draft position: accept, fill, then roll
+    back), ``validate_tokens`` and ``accept_tokens``; every row equals a fresh replay's mask."""
+    tokenizer = hf_tokenizer("llama-bpe")
+    tokenizer.save_pretrained(tmp_path)
+    manager = _manager(str(tmp_path), len(tokenizer), spec_tokens=3)
+    kind, spec, doc = REQUESTS[0]  # the person schema
+    request = _request(kind, spec)
+    manager.grammar_init(request)
+    request.structured_output_request._grammar.result()  # compiled on vLLM's executor
+    grammar = request.structured_output_request.grammar
+    assert isinstance(grammar, gsv.GbnfSamplerGrammar)
+    vocab = manager.backend.grammars.vocab
+    tokens = tokenize(vocab, doc)
+    expected = replay_masks(grammar.compiled, tokens)
+    bad = tokenize(vocab, "\x07")[0]
+    done = 0
+    while done < len(tokens):
+        draft = tokens[done : done + 3]
+        if done % 2:  # every other step a draft the grammar refuses at its second token
+            draft = [*draft[:1], bad, *draft[2:]]
+        masks = manager.grammar_bitmask({"r": request}, ["r"], {"r": draft})
+        assert masks.shape[0] == 4
+        valid = manager.validate_tokens(request, draft)
+        assert valid == (draft[:1] if bad in draft else draft)
+        for row in range(len(draft) + 1):  # rows after a refused draft token repeat its row
+            np.testing.assert_array_equal(masks[row], expected[done + min(row, len(valid))])
+        assert grammar.num_processed_tokens == done  # grammar_bitmask rolled back
+        assert manager.accept_tokens(request, valid)
+        done += len(valid)
+    assert grammar.matcher.can_terminate()
+    manager.clear_backend()
