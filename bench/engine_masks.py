@@ -13,8 +13,13 @@ masks of every live request:
     python bench/engine_masks.py              # all cores
     python bench/engine_masks.py --cores 1    # pinned to one core (sched_setaffinity)
 
-Prints p50 / p99 / max per batch step (ms) and the adapter overhead per request per step (us).
-Exits 1 if an engine refuses a document token (the masks would be wrong).
+"cold" replays start from an empty compiled-grammar cache (our mask cache fills lazily; the
+other backends precompute at compile time, which is not timed), ``--cold-repeats`` times;
+"warm" replays reuse the compiled grammars, ``--repeats`` times. Within each repeat the backends
+take turns in a rotating order, so that a change in the machine's load hits all of them.
+Prints p50 / p99 / max per batch step (ms) over all repeats, the load average, and the
+adapter's Python overhead per request per step (us). Exits 1 if our adapter refuses a document
+token (the masks would be wrong).
 """
 
 from __future__ import annotations
@@ -118,15 +123,19 @@ def _python_overhead(grammar: Any, entries: list[Any], mask: Any) -> float:
         matcher._core.fill_masks = real
 
 
-def _replay_vllm(tokenizer: Any, requests: list[Any]) -> list[float]:
+def _vllm_backend(tokenizer: Any) -> Any:
     from types import SimpleNamespace
-
-    from vllm.v1.structured_output.backend_types import StructuredOutputOptions as Opt
 
     import gbnf_sampler.vllm as gsv
 
     config = SimpleNamespace(structured_outputs_config=None, speculative_config=None)
-    backend = gsv.GbnfSamplerBackend(config, tokenizer=tokenizer, vocab_size=len(tokenizer))
+    return gsv.GbnfSamplerBackend(config, tokenizer=tokenizer, vocab_size=len(tokenizer))
+
+
+def _replay_vllm(backend: Any, requests: list[Any]) -> list[float]:
+    """Per-step seconds of vLLM's per-request ``fill_bitmask`` calls over fresh grammars."""
+    from vllm.v1.structured_output.backend_types import StructuredOutputOptions as Opt
+
     kinds = {"json": Opt.JSON, "regex": Opt.REGEX, "ebnf": Opt.GRAMMAR,
              "structural_tag": Opt.STRUCTURAL_TAG}  # fmt: skip
     grammars = [backend.compile_grammar(kinds[k], s) for (k, s), _ in requests]
@@ -144,40 +153,57 @@ def _replay_vllm(tokenizer: Any, requests: list[Any]) -> list[float]:
     return times
 
 
+def _runs(
+    backends: dict[str, Any], vllm: Any, requests: list[Any], run: str, repeats: int
+) -> tuple[dict[str, list[float]], list[float]]:
+    """``repeats`` replays of every backend, in a rotating order; cold runs clear our
+    compiled-grammar cache before each of our replays."""
+    import gbnf_sampler as gs
+
+    players = [(f"{name} (SGLang) {run}", b) for name, b in backends.items()]
+    players.append((f"gbnf_sampler (vLLM) {run}", vllm))
+    results: dict[str, list[float]] = {name: [] for name, _ in players}
+    overhead: list[float] = []
+    for r in range(repeats):
+        for name, backend in players[r % len(players) :] + players[: r % len(players)]:
+            if run == "cold":
+                gs.compiled.clear_cache()
+            if backend is vllm:
+                results[name] += _replay_vllm(vllm, requests)
+            else:
+                results[name] += _replay(backend, requests, overhead)
+    return results, overhead
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cores", type=int, default=0, help="pin to this many cores (0: all)")
+    parser.add_argument("--repeats", type=int, default=20, help="warm replays per backend")
+    parser.add_argument("--cold-repeats", type=int, default=3, help="cold replays per backend")
     args = parser.parse_args()
     if args.cores:
         os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[: args.cores]))
-    import gbnf_sampler as gs
     from engine_helpers import hf_tokenizer
 
     tokenizer = hf_tokenizer("llama-bpe")
     backends = _backends(tokenizer, len(tokenizer))
+    vllm = _vllm_backend(tokenizer)
     requests = _requests(backends["gbnf_sampler"].grammars.vocab)
     cores = len(os.sched_getaffinity(0))
     print(f"{BATCH} requests, Llama-3 vocabulary ({len(tokenizer)} tokens), {cores} core(s)")
-    results: dict[str, list[float]] = {}
-    overhead: list[float] = []
-    for run in ("cold", "warm"):  # cold: first use of each grammar (our mask cache fills lazily)
-        for name, backend in backends.items():
-            if run == "cold":
-                gs.compiled.clear_cache()  # our compiled grammars (and their masks) from scratch
-            results[f"{name} (SGLang) {run}"] = _replay(backend, requests, overhead)
-        if run == "cold":
-            gs.compiled.clear_cache()
-        results[f"gbnf_sampler (vLLM) {run}"] = _replay_vllm(tokenizer, requests)
-        if run == "cold":
-            overhead.clear()
+    results, _ = _runs(backends, vllm, requests, "cold", args.cold_repeats)
+    warm, overhead = _runs(backends, vllm, requests, "warm", args.repeats)
+    results.update(warm)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average at the end: {load} (other processes share these cores)")
     print(f"{'backend':32} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'steps':>6}")
     for name, times in results.items():
         p50, p99, worst = _percentiles(times)
         print(f"{name:32} {p50 * 1e3:8.3f} {p99 * 1e3:8.3f} {worst * 1e3:8.3f} {len(times):6d}")
     for name, count in REFUSED.items():
-        print(f"{name}: {count} refusals of a document token over both runs (request dropped)")
+        print(f"{name}: {count} refusals of a document token over all runs (request dropped)")
     p50, p99, _ = _percentiles(overhead)
-    print(f"adapter Python overhead (SGLang batched fill, C++ fill stubbed): p50 "
+    print(f"adapter Python overhead (SGLang batched fill, C++ fill stubbed, warm): p50 "
           f"{p50 * 1e6:.2f} us, p99 {p99 * 1e6:.2f} us per request per step")  # fmt: skip
     return 0
 
