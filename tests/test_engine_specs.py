@@ -79,6 +79,26 @@ def test_legacy_structural_tag() -> None:
     assert not _accepts(grammar, "Hi <function=get_time>{}</function>")
 
 
+def test_structural_tag_fields_sglang_sends() -> None:
+    """SGLang's tool-call tags: the legacy form with ``at_least_one`` (``tool_choice:
+    "required"``: a tool call first, no free text before it) and ``excludes: []`` on every
+    json_schema format (a non-empty list is refused, not ignored)."""
+    required = grammar_for("structural_tag", json.dumps({**TOOL_TAG, "at_least_one": True}))
+    call = '<function=get_weather>{"city": "Oslo"}</function>'
+    assert _accepts(required, call) and not _accepts(required, "Hi " + call)
+    optional = grammar_for("structural_tag", json.dumps({**TOOL_TAG, "at_least_one": False}))
+    assert _accepts(optional, "Hi " + call) and _accepts(optional, "no call")
+    content = {"type": "json_schema", "json_schema": {"type": "integer"}, "excludes": []}
+    fmt = {"type": "tag", "begin": "<a>", "content": content, "end": "</a>"}
+    tag = grammar_for("structural_tag", json.dumps({"type": "structural_tag", "format": fmt}))
+    assert _accepts(tag, "<a>12</a>") and not _accepts(tag, "<a>x</a>")
+    content["excludes"] = ["</a>"]
+    with pytest.raises(StructuralTagError, match="format/content/excludes: excludes in JSON"):
+        grammar_for("structural_tag", json.dumps({"type": "structural_tag", "format": fmt}))
+    with pytest.raises(StructuralTagError, match="at_least_one"):
+        grammar_for("structural_tag", json.dumps({**TOOL_TAG, "at_least_one": "yes"}))
+
+
 def test_structural_tag_errors_name_the_problem() -> None:
     with pytest.raises(StructuralTagError, match="'qwen_xml_parameter' is not supported"):
         grammar_for("structural_tag", '{"type": "qwen_xml_parameter"}')

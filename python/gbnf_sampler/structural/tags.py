@@ -162,9 +162,11 @@ def _const_string(fmt: Mapping[str, Any], path: str, ctx: Ctx) -> Piece:
 
 def _json_schema(fmt: Mapping[str, Any], path: str, ctx: Ctx) -> Piece:
     keys = ("json_schema", "style", "any_order", "max_whitespace_cnt", "additional_properties")
-    S.check_keys(fmt, keys, path)
+    S.check_keys(fmt, (*keys, "excludes"), path)
     if S.get_bool(fmt, "any_order", path, False):
         raise S.fail(S.pointer(path, "any_order"), "any_order is not supported")
+    if S.get_strings(fmt, "excludes", path, nonempty=True):  # SGLang sends [] by default
+        raise S.fail(S.pointer(path, "excludes"), "excludes in JSON strings is not supported")
     style = S.get_str(fmt, "style", path, "json")
     options: dict[str, Any] = {}
     if fmt.get("max_whitespace_cnt") is not None:
