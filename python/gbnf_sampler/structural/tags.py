@@ -10,7 +10,8 @@ documentation reads across): ``{"type": "structural_tag", "format": F}`` or a fo
                           of :mod:`.styles` (``qwen_xml``, ``deepseek_xml``, ``python``,
                           ``gemma``...); ``max_whitespace_cnt``; (an extension)
                           ``additional_properties: false``: no unlisted properties where
-                          the schema says nothing (OpenAI strict mode)
+                          the schema says nothing (OpenAI strict mode);
+                          ``excludes``: only ``[]`` (what SGLang sends by default)
 ``grammar``               ``grammar``: GBNF text
 ``regex``                 ``pattern``
 ``any_text``              free text; ``excludes``: strings that must not occur
@@ -37,8 +38,9 @@ of an ``or``) stops at the tag's first ``end``; the end is then part of the free
 Errors: :class:`~gbnf_sampler.errors.StructuralTagError` with ``.path`` (a JSON pointer into
 the spec); errors of an embedded JSON Schema carry the pointer into the schema after it. Not
 supported (a clear error): ``any_text.max_tokens``/``max_chars`` (a token budget is not a
-grammar: see the reasoning budget of :mod:`.formats`), ``json_schema.any_order``, and the
-token-set formats ``exclude_token``, ``any_tokens``, ``token_dispatch``.
+grammar: see the reasoning budget of :mod:`.formats`), ``json_schema.any_order``, a non-empty
+``json_schema.excludes``, and the token-set formats ``exclude_token``, ``any_tokens``,
+``token_dispatch``.
 """
 
 from __future__ import annotations
