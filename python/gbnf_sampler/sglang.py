@@ -19,6 +19,7 @@ call (:func:`gbnf_sampler.fill_masks` with the batch's rows, GIL released) and
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -36,6 +37,7 @@ from sglang.srt.constrained.base_grammar_backend import (
 from . import torch as gs_torch
 from .compiled import CompiledGrammar
 from .engines import CompileFailure, EngineGrammars, fill_rows, jump_forward_text
+from .kernels import bitmask_words
 from .matcher import Matcher
 
 logger = logging.getLogger(__name__)
@@ -152,11 +154,17 @@ class GbnfSamplerGrammar(BaseGrammarObject):  # type: ignore[misc]
         return f"GbnfSamplerGrammar({self.key_string[:80]!r}, {self.matcher!r})"
 
 
+@functools.cache
+def _pin_memory() -> bool:
+    return bool(torch.cuda.is_available())
+
+
 def allocate_vocab_mask(vocab_size: int, batch_size: int, device: Any = None) -> torch.Tensor:
-    """A ``[batch_size, ceil(vocab_size / 32)]`` int32 CPU bitmask, all allowed, in pinned
-    memory when a GPU is present (so that the copy to ``device`` can be asynchronous)."""
-    mask = gs_torch.allocate_bitmask(batch_size, vocab_size)
-    return mask.pin_memory() if torch.cuda.is_available() else mask
+    """A ``[batch_size, ceil(vocab_size / 32)]`` int32 CPU bitmask, all allowed, allocated in
+    pinned memory when a GPU is present (so that the copy to ``device`` can be asynchronous;
+    SGLang allocates one per step, and torch's pinned allocator reuses the blocks)."""
+    words = bitmask_words(vocab_size)
+    return torch.full((batch_size, words), -1, dtype=torch.int32, pin_memory=_pin_memory())
 
 
 def move_vocab_mask(vocab_mask: torch.Tensor, device: Any) -> torch.Tensor:
