@@ -15,7 +15,7 @@ Two ways in:
   json_object, regex, grammar, choice, structural_tag; speculative decoding: validate without
   advancing, rollback). vLLM 0.33 picks its backend from a fixed list in
   ``StructuredOutputManager.grammar_init``, so selecting it needs the one-line registration
-  described in docs/notes/engines.md.
+  described in docs/notes/engines.md (section "vLLM").
 """
 
 from __future__ import annotations
