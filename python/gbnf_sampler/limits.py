@@ -35,6 +35,10 @@ MAX_SHARED_KEY_STATES: int = _MASK["max_key_states"]
 MAX_WALK_CONFIGS: int = _MASK["max_walk_configs"]
 MAX_CLASSIFY_CHUNKS: int = _MASK["max_classify_chunks"]
 MASK_FILE_VERSION: int = _MASK["mask_file_version"]
+# Serving-engine adapters (gbnf_sampler.engines): request specs -> converted grammars, per engine.
+ENGINE_GRAMMAR_CACHE_ENTRIES = 256
+# Compile threads of one engine adapter (at most; fewer on a smaller machine).
+ENGINE_COMPILE_THREADS = 8
 # JSON Schema converter.
 MAX_SCHEMA_DEPTH = 128
 MAX_SCHEMA_NESTING = 200
@@ -268,6 +272,18 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.MAX_DFA_STATES` (`SchemaError` when strict)",
     ),
     Limit(
+        "converted request grammars kept per engine (SGLang, vLLM adapters)",
+        ENGINE_GRAMMAR_CACHE_ENTRIES,
+        "",
+        "`gs.limits.ENGINE_GRAMMAR_CACHE_ENTRIES` (least recently used dropped)",
+    ),
+    Limit(
+        "grammar compile threads per engine adapter",
+        ENGINE_COMPILE_THREADS,
+        "",
+        "`EngineGrammars(compile_threads=...)`",
+    ),
+    Limit(
         "triggers of one triggered grammar or `triggered_tags`",
         MAX_TRIGGERS,
         "",
@@ -324,6 +340,8 @@ __all__ = [
     "DEFAULT_MAX_ROLLBACK",
     "DEFAULT_MAX_STATE_SIZE",
     "DEFAULT_MAX_WHITESPACE",
+    "ENGINE_COMPILE_THREADS",
+    "ENGINE_GRAMMAR_CACHE_ENTRIES",
     "LIMITS",
     "MASK_FILE_VERSION",
     "MAX_ANYOF_BRANCHES",
