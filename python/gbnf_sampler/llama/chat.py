@@ -12,12 +12,14 @@ the pure functions of :mod:`gbnf_sampler.structural.openai`, shared with a serve
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from ..grammar import Grammar
+from ..structural.formats import ToolFormat
 from ..structural.openai import ChatConstraint, ChatStream, chat_constraint, finish_reason
 from .compiled import vocab_for
 from .generate import generate
@@ -38,19 +40,91 @@ def chat_prompt(
     return str(formatter(messages=cast(Any, messages), **template_args).prompt)
 
 
-def _with_instructions(
-    messages: list[dict[str, Any]], template: str | None, constraint: ChatConstraint, tools: Any
+def renders_tools(template: str | None) -> bool:
+    """Whether a chat template lays out ``tools`` (and tool calls and results) itself."""
+    return bool(template) and "tools" in str(template)
+
+
+def _decoded_arguments(call: Any) -> Any:
+    fn = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(fn, Mapping) or not isinstance(fn.get("arguments"), str):
+        return call
+    try:
+        arguments = json.loads(fn["arguments"])
+    except ValueError:
+        return call
+    return {**call, "function": {**fn, "arguments": arguments}}
+
+
+def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for call in message.get("tool_calls") or []:
+        fn = _decoded_arguments(call).get("function", {}) if isinstance(call, Mapping) else {}
+        out.append({"name": fn.get("name"), "arguments": fn.get("arguments", {})})
+    return out
+
+
+def _as_text(message: Mapping[str, Any], fmt: ToolFormat | None) -> dict[str, Any]:
+    """A tool call or tool result as plain text, for a template that knows no tools."""
+    role, content = message.get("role"), message.get("content") or ""
+    if role in ("tool", "function"):
+        name = message.get("name") or message.get("tool_name") or message.get("tool_call_id")
+        return {"role": "user", "content": f"Result of {name or 'the tool'}: {content}"}
+    if role == "assistant" and message.get("tool_calls"):
+        calls = _calls(message)
+        text = fmt.render(content, calls) if fmt is not None else json.dumps(calls)
+        return {"role": "assistant", "content": text}
+    return dict(message)
+
+
+def tool_messages(
+    messages: list[dict[str, Any]], template: str | None, fmt: ToolFormat | None, tools: Any
 ) -> list[dict[str, Any]]:
-    """Adds the format's tool instructions as a system message when the chat template does not
-    render tools itself (Gemma 3's, for one)."""
-    if constraint.format is None or not constraint.tools or (template and "tools" in template):
+    """``messages`` made ready for the chat template in a request with tools (``tools``: None
+    when none are offered). A template that renders tools gets earlier calls with their
+    arguments decoded (templates expect objects). For one that does not (Gemma 3's, or no
+    template), earlier calls are written as the format ``fmt`` writes them, tool results become
+    user messages, and the format's tool instructions are added to the system message."""
+    if renders_tools(template):
+        return [
+            {**m, "tool_calls": [_decoded_arguments(c) for c in m["tool_calls"]]}
+            if m.get("tool_calls")
+            else m
+            for m in messages
+        ]
+    messages = [_as_text(m, fmt) for m in messages]
+    if fmt is None or not tools:
         return messages
-    text = constraint.format.instructions(tools)
+    text = fmt.instructions(tools)
     if messages and messages[0].get("role") == "system":
         first = dict(messages[0])
         first["content"] = f"{first.get('content') or ''}\n\n{text}".strip()
         return [first, *messages[1:]]
     return [{"role": "system", "content": text}, *messages]
+
+
+def tools_prompt(
+    llm: Any,
+    template: str | None,
+    messages: list[dict[str, Any]],
+    fmt: ToolFormat | None,
+    *,
+    tools: Any = None,
+    tool_choice: Any = None,
+    reasoning: Any = False,
+) -> str:
+    """The prompt of a chat request that may have tools or reasoning, as :func:`chat` and the
+    server (``gbnf-sampler serve``) both build it: :func:`tool_messages` under the template,
+    with ``tools``, ``tool_choice`` and ``enable_thinking`` passed to it."""
+    offered = tools if tools and tool_choice != "none" else None
+    return chat_prompt(
+        llm,
+        template,
+        tool_messages(messages, template, fmt, offered),
+        tools=offered,
+        tool_choice=tool_choice,
+        enable_thinking=reasoning not in (False, None),
+    )
 
 
 def chat(
@@ -87,7 +161,15 @@ def chat(
         "tool_format": tool_format,
     }
     constraint = _constraint(llm, template, request)
-    prompt = _prompt(llm, template, messages, constraint, request)
+    prompt = tools_prompt(
+        llm,
+        template,
+        messages,
+        constraint.format,
+        tools=request["tools"],
+        tool_choice=request["tool_choice"],
+        reasoning=request["reasoning"],
+    )
     result = generate(
         llm,
         prompt,
@@ -123,24 +205,6 @@ def _response(meta: dict[str, Any], result: Any, constraint: ChatConstraint) -> 
             }
         ],
     }
-
-
-def _prompt(
-    llm: Any,
-    template: str | None,
-    messages: list[dict[str, Any]],
-    constraint: ChatConstraint,
-    request: dict[str, Any],
-) -> str:
-    tools = request["tools"] if request["tools"] and request["tool_choice"] != "none" else None
-    return chat_prompt(
-        llm,
-        template,
-        _with_instructions(messages, template, constraint, tools),
-        tools=tools,
-        tool_choice=request["tool_choice"],
-        enable_thinking=request["reasoning"] not in (False, None),
-    )
 
 
 def _constraint(llm: Any, template: str | None, request: dict[str, Any]) -> ChatConstraint:
@@ -200,4 +264,4 @@ def _chat_chunks(
     yield out
 
 
-__all__ = ["chat", "chat_prompt"]
+__all__ = ["chat", "chat_prompt", "renders_tools", "tool_messages", "tools_prompt"]

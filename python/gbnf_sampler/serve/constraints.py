@@ -10,7 +10,8 @@ field (dialect)                        grammar
 =====================================  ==========================================
 ``response_format`` (OpenAI)           text: none; json_object (+ ``schema``,
                                        llama-cpp-python); json_schema (``strict``)
-``tools`` + ``tool_choice`` (OpenAI)   :func:`.tools.tool_constraint`
+``tools`` + ``tool_choice`` (OpenAI)   the model's tool-call format (:mod:`.tools`),
+ (+ ``reasoning``, ``response_format``) as in ``gs.llama.chat``
 ``grammar`` (llama.cpp, LocalAI)       GBNF
 ``grammar_json_functions`` (LocalAI)   JSON Schema
 ``json_schema`` (llama.cpp server)     JSON Schema
@@ -29,8 +30,12 @@ from typing import Any
 
 from ..grammar import Grammar
 from ..limits import SERVE_MAX_GRAMMAR_BYTES
+from ..structural import formats
+from ..structural.formats import ToolFormat
+from ..structural.openai import ChatConstraint
+from ..vocab import Vocab
 from .errors import ApiError, bad_request
-from .tools import tool_constraint
+from .tools import ChatRequest, request_format, wants_chat_constraint
 
 _VLLM_KINDS = ("json", "regex", "choice", "grammar")
 _JSON_OBJECT: dict[str, Any] = {"type": "object"}
@@ -44,7 +49,15 @@ class Constraint:
     param: str
     spec: Any
     build: Callable[[], Grammar | None]
-    tools: list[Any] | None = None  # set when the output is parsed back into tool calls
+    chat: ChatRequest | None = None  # set when the output is parsed back by a tool format
+
+
+def output_reader(constraint: Constraint | None) -> ChatConstraint:
+    """How a request's output is read back into a message: by its tool-call format (after the
+    constraint was built), or as plain content."""
+    if constraint is not None and constraint.chat is not None:
+        return constraint.chat.constraint()
+    return ChatConstraint(None, None)
 
 
 def _size(value: Any) -> int:
@@ -131,18 +144,28 @@ def _structured_outputs(body: Mapping[str, Any], found: list[Constraint]) -> Non
         found.append(Constraint(param, True, lambda: Grammar.from_json_schema(_JSON_OBJECT)))
 
 
-def _tools(body: Mapping[str, Any], chat_template: str | None) -> Constraint | None:
-    tools, choice = body["tools"], body.get("tool_choice", "auto")
-    if not isinstance(tools, list):
-        raise bad_request("tools must be a list", "tools")
-    if not tools or choice == "none":
+@dataclass(frozen=True)
+class ChatOptions:
+    """What a chat request's tools and reasoning need besides the body: the chat template, the
+    vocabulary (special tokens of the format) and the server's tool-call format."""
+
+    chat_template: str | None = None
+    vocab: Vocab | None = None
+    tool_format: ToolFormat | None = None
+
+    def format_for(self, body: Mapping[str, Any]) -> ToolFormat:
+        default = self.tool_format or formats.for_model(self.chat_template)[0]
+        return request_format(body, default)
+
+
+def _chat(body: Mapping[str, Any], options: ChatOptions) -> Constraint | None:
+    """Tools and/or reasoning (with ``response_format`` when it comes along): one constraint,
+    built by the tool-call format."""
+    if not wants_chat_constraint(body):
         return None
-    parallel = body.get("parallel_tool_calls", True) is not False
-
-    def build() -> Grammar | None:
-        return tool_constraint(tools, choice, parallel, chat_template)
-
-    return Constraint("tools", tools, build, tools=tools)
+    request = ChatRequest(body, options.format_for(body), options.chat_template, options.vocab)
+    param = "tools" if body.get("tools") else "reasoning"
+    return Constraint(param, body.get(param), request.build, chat=request)
 
 
 def _lazy(body: Mapping[str, Any]) -> None:
@@ -155,7 +178,7 @@ def _lazy(body: Mapping[str, Any]) -> None:
         )
 
 
-def _candidates(body: Mapping[str, Any], chat_template: str | None) -> list[Constraint]:
+def _candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constraint]:
     """The constraining fields of an OpenAI-style body (every dialect but Ollama's)."""
     found: list[Constraint] = []
 
@@ -163,12 +186,11 @@ def _candidates(body: Mapping[str, Any], chat_template: str | None) -> list[Cons
         if builder is not None:
             found.append(Constraint(param, body[param], builder))
 
-    if body.get("response_format") is not None:
+    chat = _chat(body, options)
+    if chat is not None:
+        found.append(chat)
+    elif body.get("response_format") is not None:
         add("response_format", _response_format(body["response_format"]))
-    if body.get("tools") is not None:
-        tools = _tools(body, chat_template)
-        if tools is not None:
-            found.append(tools)
     if body.get("grammar") not in (None, ""):
         add("grammar", _gbnf("grammar", body["grammar"]))
     for param in ("grammar_json_functions", "json_schema", "guided_json"):
@@ -183,29 +205,40 @@ def _candidates(body: Mapping[str, Any], chat_template: str | None) -> list[Cons
     return found
 
 
-def _ollama_candidates(body: Mapping[str, Any], chat_template: str | None) -> list[Constraint]:
+def _ollama_candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constraint]:
+    """Ollama's ``format``, and its ``tools`` / ``think`` (read as OpenAI's ``tools`` and this
+    package's ``reasoning``)."""
     found: list[Constraint] = []
     builder = _ollama_format(body.get("format"))
     if builder is not None:
         found.append(Constraint("format", body["format"], builder))
-    if body.get("tools") is not None:
-        tools = _tools(body, chat_template)
-        if tools is not None:
-            found.append(tools)
+    think = body.get("think")
+    if think is not None and not isinstance(think, (bool, str)):
+        raise bad_request('think must be true, false, or "low" / "medium" / "high"', "think")
+    chat = _chat({**body, "reasoning": bool(think)} if think else body, options)
+    if chat is not None:
+        found.append(chat)
     return found
 
 
 def find_constraint(
-    body: Mapping[str, Any], chat_template: str | None = None, dialect: str = "openai"
+    body: Mapping[str, Any],
+    chat_template: str | None = None,
+    dialect: str = "openai",
+    *,
+    vocab: Vocab | None = None,
+    tool_format: ToolFormat | None = None,
 ) -> Constraint | None:
     """The one constraint of ``body`` (None when unconstrained); raises :class:`ApiError` for
     two at once, a malformed field (400) or an oversized one (413). ``dialect="ollama"`` reads
-    Ollama's ``format`` and ``tools``; ``"openai"`` every other dialect's fields."""
+    Ollama's ``format``, ``tools`` and ``think``; ``"openai"`` every other dialect's fields.
+    ``tool_format``: the server's tool-call format (default: the one for ``chat_template``)."""
+    options = ChatOptions(chat_template, vocab, tool_format)
     if dialect == "ollama":
-        found = _ollama_candidates(body, chat_template)
+        found = _ollama_candidates(body, options)
     else:
         _lazy(body)
-        found = _candidates(body, chat_template)
+        found = _candidates(body, options)
     if len(found) > 1:
         names = " and ".join(f"'{c.param}'" for c in found[:2])
         raise bad_request(
@@ -219,4 +252,4 @@ def find_constraint(
     return found[0]
 
 
-__all__ = ["Constraint", "find_constraint"]
+__all__ = ["ChatOptions", "Constraint", "find_constraint", "output_reader"]
