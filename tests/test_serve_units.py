@@ -328,11 +328,14 @@ def test_reasoning_with_a_think_format_and_budgets() -> None:
     assert accepts(grammar, "<think>\nhmm { not json\n</think>\n\nThe answer.")
     message = output_reader(constraint).message("<think>\nhmm\n</think>\n\nThe answer.")
     assert message["reasoning_content"] == "hmm" and message["content"] == "The answer."
+    assert output_reader(constraint).budget is None
     budget = find_constraint({**body, "reasoning": {"budget": 8}})
-    assert budget is not None
-    with pytest.raises(ApiError) as info:
-        budget.build()
-    assert info.value.status == 400 and info.value.param == "reasoning"
+    assert budget is not None and budget.build() is not None
+    assert output_reader(budget).budget == gs.tool_formats.ReasoningBudget("<think>", "</think>", 8)
+    with pytest.raises(StructuralTagError, match="budget"):
+        bad = find_constraint({**body, "reasoning": {"budget": -1}})
+        assert bad is not None
+        bad.build()
 
 
 def test_streamed_deltas_add_up_to_the_message() -> None:

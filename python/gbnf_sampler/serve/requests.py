@@ -15,7 +15,7 @@ from starlette.requests import Request
 
 from ..limits import SERVE_MAX_BODY_BYTES
 from ..structural.formats import ToolFormat
-from .constraints import Constraint, find_constraint
+from .constraints import Constraint, find_constraint, output_reader
 from .engine import Engine, Event, Job
 from .errors import ApiError, bad_request
 from .sampling import SamplingParams
@@ -112,6 +112,10 @@ async def start_job(
             )
         engine.check_length(tokens, params)
         job = Job(tokens, matcher, params, asyncio.get_running_loop())
+        budget = output_reader(constraint).budget
+        if budget is not None:
+            job.budget = budget
+            job.budget_tokens = engine.tokenize_text(budget.end)
         engine.submit(job)
         return job
     except BaseException:

@@ -24,7 +24,7 @@ from ..structural import formats
 from ..structural.formats import ToolFormat
 from ..structural.openai import ChatConstraint, request_constraint
 from ..vocab import Vocab
-from .errors import ApiError, bad_request
+from .errors import bad_request
 
 logger = logging.getLogger(__name__)
 
@@ -94,14 +94,6 @@ class ChatRequest:
             vocab=self.vocab,
             tool_format=self.format,
         )
-        if self.result.budget is not None:
-            raise ApiError(
-                400,
-                "reasoning budgets are not supported by the server yet: send reasoning true "
-                'or "auto" (gs.llama.chat enforces budgets)',
-                param="reasoning",
-                code="unsupported_parameter",
-            )
         return self.result.grammar
 
     def constraint(self) -> ChatConstraint:
