@@ -5,11 +5,13 @@ non-streamed and streamed, every output validated (jsonschema, our Matcher for G
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+import gbnf_sampler as gs
 from serve_helpers import (
     CHOICES,
     GBNF,
@@ -183,6 +185,27 @@ def _tool_calls(client: Any, stream: bool, **kwargs: Any) -> tuple[list[Any], st
         finish = chunk.choices[0].finish_reason or finish
     assert all(i.startswith("call_") for i in ids.values()) and len(ids) == len(parts)
     return [(names[i], "".join(parts[i])) for i in sorted(parts)], str(finish)
+
+
+LAZY_GBNF = 'root ::= "Answer:" " " [0-9] [0-9]? "."\n'
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_lazy_grammar_from_its_trigger_on(client: Any, stream: bool) -> None:
+    lazy = {
+        "grammar": LAZY_GBNF,
+        "grammar_lazy": True,
+        "grammar_triggers": [{"type": 1, "value": "Answer:"}],
+    }
+    text, finish, _ = _create(client, stream, extra_body=lazy)
+    matcher = gs.Matcher(
+        gs.Grammar.triggered(gs.Grammar.from_gbnf(LAZY_GBNF), ["Answer:"], trigger_in_body=True)
+    )
+    assert matcher.accept_bytes(text.encode("utf-8")), text
+    if finish == "stop":
+        assert matcher.can_terminate(), text
+    if "Answer:" in text:  # from the trigger on, the grammar's language
+        assert re.fullmatch(r"Answer: [0-9]{1,2}\.", text[text.index("Answer:") :]), text
 
 
 def test_health_reports_the_tool_format(http: Any) -> None:

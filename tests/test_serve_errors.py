@@ -144,13 +144,15 @@ BAD: list[tuple[str, str, str, dict[str, str], Any, int, dict[str, Any]]] = [
         {"param": "reasoning"},
     ),
     (
-        "lazy grammar",
+        "lazy grammar with a pattern trigger",
         "POST",
         CHAT,
         AUTH,
-        chat(grammar_lazy=True, grammar='root ::= "a"'),
+        chat(
+            grammar_lazy=True, grammar='root ::= "a"', grammar_triggers=[{"type": 3, "value": "a"}]
+        ),
         400,
-        {"code": "unsupported_parameter"},
+        {"code": "unsupported_parameter", "param": "grammar_triggers"},
     ),
     ("n=2", "POST", CHAT, AUTH, chat(n=2), 400, {"param": "n"}),
     ("bad temperature", "POST", CHAT, AUTH, chat(temperature="hot"), 400, {"param": "temperature"}),

@@ -148,10 +148,79 @@ def test_oversized_grammar_is_a_413() -> None:
     assert info.value.status == 413 and info.value.param == "grammar"
 
 
-def test_lazy_grammars_are_a_clear_400() -> None:
-    with pytest.raises(ApiError) as info:
-        find_constraint({"grammar": 'root ::= "a"', "grammar_lazy": True, "grammar_triggers": []})
-    assert info.value.status == 400 and "not supported yet" in info.value.message
+LAZY = 'root ::= "<call>" [0-9]+ "."\n'
+
+
+@pytest.mark.parametrize(
+    "triggers",
+    [
+        [{"type": 1, "value": "<call>"}],
+        [{"type": "word", "value": "<call>"}],
+        ["<call>"],
+    ],
+)
+def test_lazy_grammar_is_free_until_a_trigger(triggers: list[Any]) -> None:
+    body = {"grammar": LAZY, "grammar_lazy": True, "grammar_triggers": triggers}
+    constraint = find_constraint(body)
+    assert constraint is not None and constraint.param == "grammar"
+    grammar = constraint.build()
+    assert accepts(grammar, "Let me think. <call>12.")
+    assert accepts(grammar, "<call>7.")
+    assert accepts(grammar, "No call at all.")
+    assert not accepts(grammar, "Now <call>x.")  # after the trigger, the grammar rules
+    assert not accepts(grammar, "<call>1. more")
+
+
+def test_lazy_grammar_with_a_token_trigger() -> None:
+    body = {
+        "grammar": 'root ::= <[5]> "x"',
+        "grammar_lazy": True,
+        "grammar_triggers": [{"type": 0, "token": 5, "value": "<sp>"}],
+    }
+    constraint = find_constraint(body)
+    assert constraint is not None and constraint.build() is not None
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "match"),
+    [
+        ({"grammar": LAZY, "grammar_triggers": ["<call>"]}, "grammar_triggers", "grammar_lazy"),
+        ({"grammar_lazy": True, "grammar_triggers": ["<call>"]}, "grammar", "needs a grammar"),
+        ({"grammar": LAZY, "grammar_lazy": True}, "grammar_triggers", "non-empty list"),
+        (
+            {
+                "grammar": LAZY,
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": 2, "value": "a"}],
+            },
+            "grammar_triggers",
+            "pattern triggers are not supported",
+        ),
+        (
+            {"grammar": LAZY, "grammar_lazy": True, "grammar_triggers": [{"type": 9}]},
+            "grammar_triggers",
+            "type must be",
+        ),
+        (
+            {
+                "grammar": LAZY,
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": 0, "value": "x"}],
+            },
+            "grammar_triggers",
+            "token",
+        ),
+        (
+            {"grammar": LAZY, "grammar_lazy": True, "grammar_triggers": [{"type": 1, "value": ""}]},
+            "grammar_triggers",
+            "non-empty",
+        ),
+    ],
+)
+def test_bad_lazy_grammars_are_a_clear_400(body: dict[str, Any], param: str, match: str) -> None:
+    with pytest.raises(ApiError, match=match) as info:
+        find_constraint(body)
+    assert info.value.status == 400 and info.value.param == param
 
 
 @pytest.mark.parametrize(

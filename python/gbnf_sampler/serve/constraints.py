@@ -10,9 +10,10 @@ field (dialect)                        grammar
 =====================================  ==========================================
 ``response_format`` (OpenAI)           text: none; json_object (+ ``schema``,
                                        llama-cpp-python); json_schema (``strict``)
-``tools`` + ``tool_choice`` (OpenAI)   the model's tool-call format (:mod:`.tools`),
- (+ ``reasoning``, ``response_format``) as in ``gs.llama.chat``
-``grammar`` (llama.cpp, LocalAI)       GBNF
+``tools``, ``reasoning`` (OpenAI)     the model's tool-call format (:mod:`.tools`), as
+                                       ``gs.llama.chat`` (+ ``response_format``)
+``grammar`` (llama.cpp, LocalAI)       GBNF (``grammar_lazy`` + ``grammar_triggers``:
+                                       free text until a word or token trigger)
 ``grammar_json_functions`` (LocalAI)   JSON Schema
 ``json_schema`` (llama.cpp server)     JSON Schema
 ``structured_outputs`` (vLLM)          ``json`` / ``regex`` / ``choice`` / ``grammar``
@@ -33,6 +34,7 @@ from ..limits import SERVE_MAX_GRAMMAR_BYTES
 from ..structural import formats
 from ..structural.formats import ToolFormat
 from ..structural.openai import ChatConstraint
+from ..structural.triggers import Trigger
 from ..vocab import Vocab
 from .errors import ApiError, bad_request
 from .tools import ChatRequest, request_format, wants_chat_constraint
@@ -168,14 +170,64 @@ def _chat(body: Mapping[str, Any], options: ChatOptions) -> Constraint | None:
     return Constraint(param, body.get(param), request.build, chat=request)
 
 
-def _lazy(body: Mapping[str, Any]) -> None:
-    if body.get("grammar_lazy") or body.get("grammar_triggers"):
+# llama.cpp's grammar trigger types (common_grammar_trigger_type), by number and by name.
+_TRIGGER_TYPES: dict[Any, str] = {
+    0: "token",
+    1: "word",
+    2: "pattern",
+    3: "pattern_full",
+    **{name: name for name in ("token", "word", "pattern", "pattern_full")},
+}
+
+
+def _trigger(value: Any, i: int) -> Trigger:
+    """One of llama.cpp's ``grammar_triggers``: ``{"type": 1 | "word", "value": text}`` or
+    ``{"type": 0 | "token", "token": id, "value": text}`` (or a plain string: a word)."""
+    where = f"grammar_triggers[{i}]"
+    if isinstance(value, str):
+        value = {"type": "word", "value": value}
+    if not isinstance(value, Mapping):
+        raise bad_request(f"{where} must be an object with a type and a value", "grammar_triggers")
+    kind = value.get("type", "word")
+    kind = None if isinstance(kind, bool) else _TRIGGER_TYPES.get(kind)
+    if kind is None:
         raise bad_request(
-            "grammar_lazy / grammar_triggers are not supported yet: send the grammar without "
-            "triggers (it then applies from the first token), or use tools for tool calls",
-            "grammar_lazy",
+            f"{where}.type must be 0/'token', 1/'word', 2/'pattern' or 3/'pattern_full'",
+            "grammar_triggers",
+        )
+    if kind in ("pattern", "pattern_full"):
+        raise bad_request(
+            f"{where}: pattern triggers are not supported (llama.cpp starts the grammar at a "
+            "capture group of the match); use word or token triggers, or tools",
+            "grammar_triggers",
             "unsupported_parameter",
         )
+    try:
+        if kind == "token":
+            token = value.get("token")
+            return Trigger("token", token if isinstance(token, int) else value.get("value", ""))
+        return Trigger("literal", value.get("value", ""))
+    except (TypeError, ValueError) as e:
+        raise bad_request(f"{where}: {e}", "grammar_triggers") from e
+
+
+def _lazy_grammar(body: Mapping[str, Any]) -> Callable[[], Grammar] | None:
+    """llama.cpp's lazy grammar: free text until a trigger, then ``grammar``, whose own text
+    starts with the trigger (as llama.cpp runs it from the trigger's first byte)."""
+    lazy, triggers = body.get("grammar_lazy"), body.get("grammar_triggers")
+    if not lazy:
+        if triggers:
+            raise bad_request("grammar_triggers needs grammar_lazy: true", "grammar_triggers")
+        return None
+    if body.get("grammar") in (None, ""):
+        raise bad_request("grammar_lazy needs a grammar (GBNF)", "grammar")
+    text = _text("grammar", body["grammar"])
+    if not isinstance(triggers, list) or not triggers:
+        raise bad_request(
+            "grammar_lazy needs grammar_triggers: a non-empty list", "grammar_triggers"
+        )
+    parsed = [_trigger(t, i) for i, t in enumerate(triggers)]
+    return lambda: Grammar.triggered(Grammar.from_gbnf(text), parsed, trigger_in_body=True)
 
 
 def _candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constraint]:
@@ -191,7 +243,10 @@ def _candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constrain
         found.append(chat)
     elif body.get("response_format") is not None:
         add("response_format", _response_format(body["response_format"]))
-    if body.get("grammar") not in (None, ""):
+    lazy = _lazy_grammar(body)
+    if lazy is not None:
+        add("grammar", lazy)
+    elif body.get("grammar") not in (None, ""):
         add("grammar", _gbnf("grammar", body["grammar"]))
     for param in ("grammar_json_functions", "json_schema", "guided_json"):
         if body.get(param) is not None:
@@ -234,11 +289,8 @@ def find_constraint(
     Ollama's ``format``, ``tools`` and ``think``; ``"openai"`` every other dialect's fields.
     ``tool_format``: the server's tool-call format (default: the one for ``chat_template``)."""
     options = ChatOptions(chat_template, vocab, tool_format)
-    if dialect == "ollama":
-        found = _ollama_candidates(body, options)
-    else:
-        _lazy(body)
-        found = _candidates(body, options)
+    read = _ollama_candidates if dialect == "ollama" else _candidates
+    found = read(body, options)
     if len(found) > 1:
         names = " and ".join(f"'{c.param}'" for c in found[:2])
         raise bad_request(
