@@ -2,9 +2,10 @@
 :func:`~gbnf_sampler.llama.generate.generate`.
 
 Tool calls and reasoning (``tools``, ``tool_choice``, ``parallel_tool_calls``, ``reasoning``)
-use the model's own tool-call format (``tool_format``, or the one detected from the GGUF's chat
-template: see :mod:`gbnf_sampler.structural.formats`): the output is free text until the
-format's marker, the calls follow their schemas, a think section stays free. The response is
+use the model's own tool-call format (``tool_format``, else the one
+:func:`gbnf_sampler.structural.formats.for_model` picks, as the server does: detected from the
+chat template, else by the GGUF's architecture, else ``hermes``): the output is free text until
+the format's marker, the calls follow their schemas, a think section stays free. The response is
 OpenAI's: ``message.tool_calls``, ``message.reasoning_content``, ``finish_reason="tool_calls"``,
 and the same fields as streaming deltas. The request-to-constraint and text-to-message steps are
 the pure functions of :mod:`gbnf_sampler.structural.openai`, shared with a server.
@@ -19,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from ..grammar import Grammar
+from ..structural import formats
 from ..structural.formats import ToolFormat
 from ..structural.openai import ChatConstraint, ChatStream, chat_constraint, finish_reason
 from .compiled import vocab_for
@@ -147,9 +149,12 @@ def chat(
     its streaming chunks), constrained by one of ``grammar``, ``schema`` (JSON Schema or
     Pydantic model) or ``response_format`` (OpenAI style), and/or by ``tools`` (OpenAI tool
     list; ``tool_choice`` auto/required/none/named, ``parallel_tool_calls``) and ``reasoning``
-    (False, True, "auto", or ``{"budget": N}``) in the model's tool-call format.
+    (False, True, "auto", or ``{"budget": N}``) in the model's tool-call format (``tool_format``:
+    a ``gs.tool_formats`` name; default: see the module doc).
     ``chat_template``: a Jinja chat template to use instead of the GGUF's own."""
     template = chat_template or llm.metadata.get("tokenizer.chat_template")
+    if tool_format is None and (tools or reasoning not in (False, None)):
+        tool_format = formats.for_model(template, llm.metadata.get("general.architecture"))[0]
     request = {
         "grammar": grammar,
         "schema": schema,
