@@ -81,7 +81,7 @@ async def chat(request: Request) -> Response:
     model = state.check_model(body.get("model"))
     constraint = state.find_constraint(body, "ollama")
     chat = constraint.chat if constraint is not None else None
-    prompt = render_chat(state.llm, chat_messages(body.get("messages")), chat)
+    prompt = render_chat(state.llm, chat_messages(body.get("messages")), chat, state.tool_format)
     params = _options(body)
     head = {"model": model}
     if body.get("stream", True):

@@ -68,7 +68,7 @@ async def chat_completions(request: Request) -> Response:
     _check_n(body)
     constraint = state.find_constraint(body, "openai")
     chat = constraint.chat if constraint is not None else None
-    prompt = render_chat(state.llm, chat_messages(body.get("messages")), chat)
+    prompt = render_chat(state.llm, chat_messages(body.get("messages")), chat, state.tool_format)
     params = sampling_params(body, _MAX_TOKENS)
     meta = {
         "id": f"chatcmpl-{uuid.uuid4().hex}",

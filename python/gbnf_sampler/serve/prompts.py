@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import StructuralTagError
 from ..llama.chat import tools_prompt
+from ..structural.formats import ToolFormat
 from .errors import bad_request
 from .tools import ChatRequest
 
@@ -69,9 +70,11 @@ def render_chat(
     llm: Any,
     messages: list[dict[str, Any]],
     chat: ChatRequest | None = None,
+    fmt: ToolFormat | None = None,
 ) -> str:
     """The prompt text of ``messages``, with the tools of ``chat`` offered in its format (a
-    template error or a malformed tool is a 400)."""
+    template error or a malformed tool is a 400). ``fmt``: the format earlier tool calls are
+    written in when ``chat`` is None (no tools offered now)."""
     template = llm.metadata.get("tokenizer.chat_template")
     body = chat.body if chat is not None else {}
     try:
@@ -79,7 +82,7 @@ def render_chat(
             llm,
             template,
             messages,
-            chat.format if chat is not None else None,
+            chat.format if chat is not None else fmt,
             tools=body.get("tools"),
             tool_choice=body.get("tool_choice"),
             reasoning=body.get("reasoning", False),

@@ -81,12 +81,6 @@ class ChatRequest:
     vocab: Vocab | None
     result: ChatConstraint | None = None
 
-    @property
-    def tools(self) -> Any:
-        """The tools offered to the model (None when none are, or tool_choice is "none")."""
-        tools = self.body.get("tools")
-        return tools if tools and self.body.get("tool_choice") != "none" else None
-
     def build(self) -> Grammar | None:
         self.result = request_constraint(
             self.body,
