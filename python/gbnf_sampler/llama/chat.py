@@ -153,8 +153,6 @@ def chat(
     a ``gs.tool_formats`` name; default: see the module doc).
     ``chat_template``: a Jinja chat template to use instead of the GGUF's own."""
     template = chat_template or llm.metadata.get("tokenizer.chat_template")
-    if tool_format is None and (tools or reasoning not in (False, None)):
-        tool_format = formats.for_model(template, llm.metadata.get("general.architecture"))[0]
     request = {
         "grammar": grammar,
         "schema": schema,
@@ -166,15 +164,7 @@ def chat(
         "tool_format": tool_format,
     }
     constraint = _constraint(llm, template, request)
-    prompt = tools_prompt(
-        llm,
-        template,
-        messages,
-        constraint.format,
-        tools=request["tools"],
-        tool_choice=request["tool_choice"],
-        reasoning=request["reasoning"],
-    )
+    prompt = tools_prompt(llm, template, messages, constraint.format, **_prompt_fields(request))
     result = generate(
         llm,
         prompt,
@@ -212,6 +202,10 @@ def _response(meta: dict[str, Any], result: Any, constraint: ChatConstraint) -> 
     }
 
 
+def _prompt_fields(request: dict[str, Any]) -> dict[str, Any]:
+    return {k: request[k] for k in ("tools", "tool_choice", "reasoning")}
+
+
 def _constraint(llm: Any, template: str | None, request: dict[str, Any]) -> ChatConstraint:
     grammar, schema = request["grammar"], request["schema"]
     given = [x for x in (grammar, schema, request["response_format"]) if x is not None]
@@ -234,7 +228,8 @@ def _constraint(llm: Any, template: str | None, request: dict[str, Any]) -> Chat
         parallel_tool_calls=request["parallel_tool_calls"],
         response_format=request["response_format"],
         reasoning=request["reasoning"],
-        tool_format=request["tool_format"],
+        tool_format=request["tool_format"]
+        or formats.for_model(template, llm.metadata.get("general.architecture"))[0],
         chat_template=template,
         vocab=vocab_for(llm),
     )
