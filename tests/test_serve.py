@@ -197,15 +197,23 @@ def test_lazy_grammar_from_its_trigger_on(client: Any, stream: bool) -> None:
         "grammar_lazy": True,
         "grammar_triggers": [{"type": 1, "value": "Answer:"}],
     }
-    text, finish, _ = _create(client, stream, extra_body=lazy)
+    # A prompt the tiny model continues with its own "Answer: ..." line (greedy decoding).
+    messages = [{"role": "user", "content": "Answer: 5.\nAnswer: 7.\nAnswer:"}]
+    base = {"model": "default", "messages": messages, "max_tokens": 60, "temperature": 0}
+    if stream:
+        chunks = list(client.chat.completions.create(**base, extra_body=lazy, stream=True))
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        finish = chunks[-1].choices[0].finish_reason
+    else:
+        out = client.chat.completions.create(**base, extra_body=lazy)
+        text, finish = out.choices[0].message.content, out.choices[0].finish_reason
     matcher = gs.Matcher(
         gs.Grammar.triggered(gs.Grammar.from_gbnf(LAZY_GBNF), ["Answer:"], trigger_in_body=True)
     )
-    assert matcher.accept_bytes(text.encode("utf-8")), text
-    if finish == "stop":
-        assert matcher.can_terminate(), text
-    if "Answer:" in text:  # from the trigger on, the grammar's language
-        assert re.fullmatch(r"Answer: [0-9]{1,2}\.", text[text.index("Answer:") :]), text
+    assert matcher.accept_bytes(text.encode("utf-8")) and matcher.can_terminate(), text
+    # free text, then from the trigger on the grammar's language; complete, so the answer ends
+    assert finish == "stop", text
+    assert re.fullmatch(r"Answer: [0-9]{1,2}\.", text[text.index("Answer:") :]), text
 
 
 def test_health_reports_the_tool_format(http: Any) -> None:
