@@ -51,6 +51,10 @@ MAX_REPEAT = 1_000_000
 MAX_LOOKAHEAD_UNROLL = 64
 MAX_DFA_STATES = 20_000
 MAX_NFA_STATES = 50_000
+# Jump-forward on llama.cpp: draft tokens evaluated in one batch with a sampled token. 6 keeps
+# the batch at 7 tokens, the most that llama.cpp's CPU kernels compute exactly as one token at a
+# time (flash attention on, weights not repacked; measured on llama-cpp-python 0.3.36).
+DEFAULT_MAX_DRAFT_TOKENS = 6
 
 
 @dataclass(frozen=True)
@@ -226,6 +230,12 @@ LIMITS: tuple[Limit, ...] = (
         "",
         "`gs.limits.MAX_DFA_STATES` (`SchemaError` when strict)",
     ),
+    Limit(
+        "jump-forward draft tokens verified per batch",
+        DEFAULT_MAX_DRAFT_TOKENS,
+        "tokens",
+        "`gs.llama.generate(max_draft=...)`",
+    ),
 )
 
 
@@ -241,6 +251,7 @@ def markdown_table() -> str:
 
 __all__ = [
     "DEFAULT_CACHE_LIMIT_BYTES",
+    "DEFAULT_MAX_DRAFT_TOKENS",
     "DEFAULT_MAX_HISTORY_BYTES",
     "DEFAULT_MAX_ROLLBACK",
     "DEFAULT_MAX_STATE_SIZE",

@@ -1,22 +1,26 @@
 """Constrained generation on llama-cpp-python with the native sampler and jump-forward.
 
-When the grammar forces the next bytes (``"name": `` after ``{`` in a schema object), those
-bytes are tokenized and evaluated in one batch instead of being sampled token by token. The last
-forced token is held back, because the tokenizer might merge it with the text that follows; it
-is sampled normally instead. Every forced token is checked against the grammar first.
+A llama.cpp sampler chain picks every token: our grammar sampler first, then greedy or the usual
+top-k / top-p / min-p / temperature / dist samplers. When the grammar forces the next bytes
+(``"name": `` after ``{`` in a schema object), their tokenization is a draft, evaluated in one
+batch with the sampled token and kept only as far as the chain picks the same tokens
+(``speculative.py``): jump-forward makes decoding faster, never different.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..errors import GbnfSamplerError
+from ..limits import DEFAULT_MAX_DRAFT_TOKENS
 from .compiled import matcher_for
-from .native_sampler import GrammarSampler
+from .native_sampler import GrammarSampler, address_of
+from .speculative import Draft, DraftLength, DraftStats, EvaluatedTokens, plan_draft, verify
 
 
 class GenerationError(GbnfSamplerError):
@@ -26,7 +30,7 @@ class GenerationError(GbnfSamplerError):
 @dataclass
 class _Progress:
     tokens: list[int] = field(default_factory=list)
-    forced: int = 0
+    draft: DraftStats = field(default_factory=DraftStats)
     finish_reason: str = "length"
     pending: bytes = b""  # detokenized bytes not yet emitted (an incomplete UTF-8 sequence)
 
@@ -71,25 +75,20 @@ def _valid_utf8_prefix(data: bytes) -> int:
     return len(data)
 
 
-def _jump_forward(
-    llm: Any, sampler: Any, chain: Any, progress: _Progress, budget: int
-) -> list[int]:
-    """Accepts the tokens of the bytes the grammar forces; returns them (to be evaluated)."""
-    import llama_cpp
+def _sample_function(
+    llama_cpp: Any, context: Any, sampler: GrammarSampler | None, chain: Any
+) -> Callable[[int], int]:
+    """``row -> token``: the chain samples from a row of logits and accepts the token; through
+    the grammar sampler's own entry point when there is one (no candidate array of the whole
+    vocabulary)."""
+    if sampler is None:
+        return lambda row: int(llama_cpp.llama_sampler_sample(chain, context, row))
+    return partial(sampler.sample, address_of(chain), address_of(context))
 
-    forced = sampler.forced_bytes()
-    if not forced or budget <= 1:
-        return []
-    tokens = [int(t) for t in llm.tokenize(forced, add_bos=False, special=False)]
-    keep = len(tokens) - 1  # hold back the boundary token: it may merge with what follows
-    keep = min(keep, sampler.acceptable_prefix(tokens[:keep]), budget - 1)
-    if keep <= 0:
-        return []
-    committed = tokens[:keep]
-    for token in committed:
-        llama_cpp.llama_sampler_accept(chain, token)
-    progress.forced += len(committed)
-    return committed
+
+def _check(sampler: GrammarSampler | None) -> None:
+    if sampler is not None and sampler.error:
+        raise GenerationError(sampler.error)
 
 
 def _stream_tokens(
@@ -101,30 +100,90 @@ def _stream_tokens(
     sampler = GrammarSampler(matcher_for(llm, grammar)) if grammar is not None else None
     chain = _sampler_chain(sampler, options, int(llm.n_vocab()), int(llm.token_eos()))
     try:
-        _evaluate_prompt(llm, prompt_tokens)
-        vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
-        while len(progress.tokens) < options["max_tokens"]:
-            token = int(llama_cpp.llama_sampler_sample(chain, llm._ctx.ctx, -1))
-            if sampler is not None and sampler.error:
-                raise GenerationError(sampler.error)
-            if llama_cpp.llama_vocab_is_eog(vocab, token):
-                progress.finish_reason = "stop"
-                break
-            new = [token]
-            if sampler is not None and options["jump_forward"]:
-                budget = options["max_tokens"] - len(progress.tokens) - 1
-                new += _jump_forward(llm, sampler, chain, progress, budget)
-            llm.eval(new)  # the sampled token and any forced ones, in one batch
-            progress.tokens += new
-            yield llm.detokenize(new)
+        _evaluate_prompt_prefix(llm, prompt_tokens)
+        loop = _DecodeLoop(llama_cpp, llm, sampler, chain, options)
+        yield from loop.run(prompt_tokens[-1], progress)
     finally:
         llama_cpp.llama_sampler_free(chain)  # frees the grammar sampler too
 
 
-def _evaluate_prompt(llm: Any, tokens: list[int]) -> None:
-    """Evaluates the prompt, reusing the model's cached prefix when it matches (as
-    llama-cpp-python's own generate does). The last prompt token is always evaluated again so
-    that its logits are fresh."""
+class _DecodeLoop:
+    """Evaluates a token with a jump-forward draft after it (when the grammar forces text),
+    checks the draft, picks the next token, and repeats."""
+
+    def __init__(
+        self,
+        llama_cpp: Any,
+        llm: Any,
+        sampler: GrammarSampler | None,
+        chain: Any,
+        options: dict[str, Any],
+    ) -> None:
+        self.llama_cpp = llama_cpp
+        self.llm = llm
+        self.vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
+        self.sampler = sampler
+        self.sample = _sample_function(llama_cpp, llm._ctx.ctx, sampler, chain)
+        self.accept = partial(llama_cpp.llama_sampler_accept, chain)
+        self.evaluated = EvaluatedTokens(llm)
+        self.drafting = sampler is not None and options["jump_forward"]
+        self.max_tokens = options["max_tokens"]
+        self.max_draft = min(options["max_draft"], self.evaluated.capacity - 1)
+        self.length = DraftLength()
+
+    def run(self, token: int, progress: _Progress) -> Iterator[bytes]:
+        """``token`` (the last prompt token first) is evaluated next; output tokens follow."""
+        while True:
+            planned, evaluated, kept, pick = self._step(token, progress.tokens, progress.draft)
+            if len(progress.tokens) == self.max_tokens:  # filled by the draft
+                yield self.llm.detokenize(kept)
+                return
+            if pick is None:
+                pick = self.sample(-1)
+                if not evaluated and planned.tokens and not planned.only[0]:  # a free check
+                    self.length.observe(planned, 0, pick == planned.tokens[0])
+            token = pick
+            _check(self.sampler)  # a failure inside the step shows here too (the pick is -1)
+            if self.llama_cpp.llama_vocab_is_eog(self.vocab, token):
+                progress.finish_reason = "stop"
+                yield self.llm.detokenize(kept)
+                return
+            progress.tokens.append(token)
+            yield self.llm.detokenize([*kept, token])
+            if len(progress.tokens) == self.max_tokens or self.evaluated.room < 1:
+                return  # finish "length"; the last token is not evaluated: nothing follows
+
+    def _step(
+        self, token: int, output: list[int], stats: DraftStats
+    ) -> tuple[Draft, int, list[int], int | None]:
+        """Evaluates ``token`` and the part of the draft worth it. Returns the whole draft, how
+        many of its tokens were evaluated, the ones kept (appended to ``output``), and the
+        chain's pick where it refused a draft token (None if none did)."""
+        planned = evaluated = Draft()
+        if self.drafting and self.sampler is not None:
+            limit = min(self.max_tokens - len(output), self.evaluated.room - 1, self.max_draft)
+            planned = plan_draft(self.llm, self.sampler, limit)
+            evaluated = self.length.cut(planned)
+        self.evaluated.decode([token, *evaluated.tokens], [*(not o for o in evaluated.only), True])
+        kept, pick = 0, None
+        if evaluated.tokens:
+            kept, pick = verify(self.sample, self.accept, evaluated)
+            self.length.record(evaluated, kept)
+        if pick is not None:
+            self.evaluated.truncate(self.evaluated.length - len(evaluated) + kept)
+        stats.drafted += len(evaluated)
+        stats.kept += kept
+        stats.unchecked += sum(evaluated.only[:kept])
+        output += evaluated.tokens[:kept]
+        return planned, len(evaluated), evaluated.tokens[:kept], pick
+
+
+def _evaluate_prompt_prefix(llm: Any, tokens: list[int]) -> None:
+    """Evaluates the prompt but its last token, reusing the model's cached prefix when it
+    matches (as llama-cpp-python's own generate does). The last prompt token is evaluated by
+    the decoding loop, on its own or with a draft: its logits are then the same whether or not
+    the prefix was cached (llama.cpp may compute a token inside a long batch slightly
+    differently from the same token in a batch of a few)."""
     cached = llm._input_ids.tolist()
     common = 0
     for old, new in zip(cached, tokens, strict=False):
@@ -132,12 +191,12 @@ def _evaluate_prompt(llm: Any, tokens: list[int]) -> None:
             break
         common += 1
     reuse = min(common, len(tokens) - 1)
-    if reuse > 0 and llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
-        llm.n_tokens = reuse
-        llm.eval(tokens[reuse:])
-        return
-    llm.reset()
-    llm.eval(tokens)
+    if reuse == 0 or not llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
+        llm.reset()
+        reuse = 0
+    llm.n_tokens = reuse
+    if reuse < len(tokens) - 1:
+        llm.eval(tokens[reuse:-1])
 
 
 def _text_chunks(raw: Iterator[bytes], progress: _Progress) -> Iterator[str]:
@@ -157,7 +216,8 @@ def _usage(prompt_tokens: list[int], progress: _Progress) -> dict[str, int]:
         "prompt_tokens": len(prompt_tokens),
         "completion_tokens": len(progress.tokens),
         "total_tokens": len(prompt_tokens) + len(progress.tokens),
-        "forced_tokens": progress.forced,
+        "forced_tokens": progress.draft.kept,
+        "draft_tokens": progress.draft.drafted,
     }
 
 
@@ -166,6 +226,8 @@ def _prompt_tokens(llm: Any, prompt: str | list[int]) -> list[int]:
         return [int(t) for t in llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)]
     if not all(isinstance(t, int) for t in prompt):
         raise TypeError("prompt must be text or a list of token ids")
+    if not prompt:
+        raise ValueError("prompt must hold at least one token")
     return list(prompt)
 
 
@@ -182,13 +244,21 @@ def generate(
     seed: int = 0,
     stream: bool = False,
     jump_forward: bool = True,
+    max_draft: int = DEFAULT_MAX_DRAFT_TOKENS,
 ) -> Any:
     """A completion constrained by ``grammar``, shaped like llama-cpp-python's
-    ``create_completion`` result (or an iterator of its streaming chunks). ``usage`` also
-    reports ``forced_tokens``: tokens placed by jump-forward rather than sampled.
+    ``create_completion`` result (or an iterator of its streaming chunks).
+
+    With ``jump_forward``, text the grammar forces is drafted (up to ``max_draft`` tokens at a
+    time), evaluated in one batch and kept only where the model picks the same tokens, so the
+    output is that of plain constrained decoding. ``usage`` also reports ``draft_tokens``
+    (drafted and evaluated) and ``forced_tokens`` (the draft tokens kept); the choice (not
+    streamed) also carries the output's ``token_ids``.
     ``grammar=None`` generates unconstrained with EOS banned (a fixed-length baseline)."""
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    if isinstance(max_draft, bool) or not isinstance(max_draft, int) or max_draft < 0:
+        raise ValueError(f"max_draft must be an int >= 0 (0 drafts nothing), got {max_draft!r}")
     options = {
         "max_tokens": max_tokens,
         "temperature": temperature,
@@ -197,8 +267,14 @@ def generate(
         "min_p": min_p,
         "seed": seed,
         "jump_forward": jump_forward,
+        "max_draft": max_draft,
     }
     prompt_tokens = _prompt_tokens(llm, prompt)
+    if len(prompt_tokens) >= int(llm.n_ctx()):
+        raise ValueError(
+            f"the prompt has {len(prompt_tokens)} tokens and the context holds {llm.n_ctx()}: "
+            "shorten the prompt or load the model with a larger n_ctx"
+        )
     progress = _Progress()
     meta = {
         "id": f"cmpl-{uuid.uuid4()}",
@@ -210,7 +286,13 @@ def generate(
     if stream:
         return _stream_response(meta, chunks, prompt_tokens, progress)
     text = "".join(chunks)
-    choice = {"text": text, "index": 0, "logprobs": None, "finish_reason": progress.finish_reason}
+    choice = {
+        "text": text,
+        "index": 0,
+        "logprobs": None,
+        "finish_reason": progress.finish_reason,
+        "token_ids": list(progress.tokens),
+    }
     return {**meta, "choices": [choice], "usage": _usage(prompt_tokens, progress)}
 
 
