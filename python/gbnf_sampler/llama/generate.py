@@ -4,7 +4,9 @@ A llama.cpp sampler chain picks every token: our grammar sampler first, then gre
 top-k / top-p / min-p / temperature / dist samplers. When the grammar forces the next bytes
 (``"name": `` after ``{`` in a schema object), their tokenization is a draft, evaluated in one
 batch with the sampled token and kept only as far as the chain picks the same tokens
-(``speculative.py``): jump-forward makes decoding faster, never different.
+(``speculative.py``): jump-forward makes decoding faster, never different. A reasoning budget
+(``structural/budget.py``), once spent, feeds the think section's closing text instead of
+sampling: that text is the budget's intervention, not jump-forward.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 
 from ..errors import GbnfSamplerError
 from ..limits import DEFAULT_MAX_DRAFT_TOKENS
+from ..structural.budget import BudgetTracker
+from ..structural.formats.base import ReasoningBudget
 from .compiled import matcher_for
 from .native_sampler import GrammarSampler, address_of
 from .speculative import Draft, DraftLength, DraftStats, EvaluatedTokens, plan_draft, verify
@@ -31,6 +35,7 @@ class GenerationError(GbnfSamplerError):
 class _Progress:
     tokens: list[int] = field(default_factory=list)
     draft: DraftStats = field(default_factory=DraftStats)
+    forced: int = 0  # tokens of a reasoning budget's closing text, fed rather than sampled
     finish_reason: str = "length"
     pending: bytes = b""  # detokenized bytes not yet emitted (an incomplete UTF-8 sequence)
 
@@ -102,14 +107,15 @@ def _stream_tokens(
     try:
         _evaluate_prompt_prefix(llm, prompt_tokens)
         loop = _DecodeLoop(llama_cpp, llm, sampler, chain, options)
-        yield from loop.run(prompt_tokens[-1], progress)
+        yield from loop.run(prompt_tokens[-1:], progress)
     finally:
         llama_cpp.llama_sampler_free(chain)  # frees the grammar sampler too
 
 
 class _DecodeLoop:
-    """Evaluates a token with a jump-forward draft after it (when the grammar forces text),
-    checks the draft, picks the next token, and repeats."""
+    """Evaluates tokens with a jump-forward draft after them (when the grammar forces text),
+    checks the draft, picks the next token (or feeds a spent reasoning budget's closing text),
+    and repeats."""
 
     def __init__(
         self,
@@ -130,44 +136,86 @@ class _DecodeLoop:
         self.max_tokens = options["max_tokens"]
         self.max_draft = min(options["max_draft"], self.evaluated.capacity - 1)
         self.length = DraftLength()
+        budget: ReasoningBudget | None = options["reasoning_budget"]
+        self.tracker = BudgetTracker(budget) if budget is not None else None
+        self.special = bool(options["special"])
 
-    def run(self, token: int, progress: _Progress) -> Iterator[bytes]:
-        """``token`` (the last prompt token first) is evaluated next; output tokens follow."""
+    def run(self, pending: list[int], progress: _Progress) -> Iterator[bytes]:
+        """``pending`` (the last prompt token first) is evaluated next; output tokens follow."""
         while True:
-            planned, evaluated, kept, pick = self._step(token, progress.tokens, progress.draft)
+            planned, evaluated, kept, pick = self._step(pending, progress.tokens, progress.draft)
             if len(progress.tokens) == self.max_tokens:  # filled by the draft
-                yield self.llm.detokenize(kept)
+                yield self._text(kept)
                 return
             if pick is None:
+                forced = self._budget_text(progress)
+                if forced:
+                    progress.tokens += forced
+                    yield self._text([*kept, *forced])
+                    if len(progress.tokens) == self.max_tokens:
+                        return
+                    pending = forced
+                    continue
                 pick = self.sample(-1)
                 if not evaluated and planned.tokens and not planned.only[0]:  # a free check
                     self.length.observe(planned, 0, pick == planned.tokens[0])
-            token = pick
             _check(self.sampler)  # a failure inside the step shows here too (the pick is -1)
-            if self.llama_cpp.llama_vocab_is_eog(self.vocab, token):
+            if self.llama_cpp.llama_vocab_is_eog(self.vocab, pick):
                 progress.finish_reason = "stop"
-                yield self.llm.detokenize(kept)
+                yield self._text(kept)
                 return
-            progress.tokens.append(token)
-            yield self.llm.detokenize([*kept, token])
+            progress.tokens.append(pick)
+            yield self._text([*kept, pick])
             if len(progress.tokens) == self.max_tokens or self.evaluated.room < 1:
                 return  # finish "length"; the last token is not evaluated: nothing follows
+            pending = [pick]
+
+    def _text(self, tokens: list[int]) -> bytes:
+        """The output bytes of ``tokens``, also followed by the reasoning budget's tracker."""
+        if self.tracker is not None:
+            for token in tokens:
+                self.tracker.on_token(self.llm.detokenize([token], special=True))
+        return bytes(self.llm.detokenize(tokens, special=self.special))
+
+    def _budget_text(self, progress: _Progress) -> list[int]:
+        """The tokens of the reasoning budget's closing text, accepted by the chain, once the
+        budget is spent; [] when it is not, or while the text does not fit (the grammar refuses
+        it, e.g. inside a UTF-8 character, or it exceeds the tokens or context left): one more
+        token is sampled then."""
+        if self.tracker is None or not self.tracker.due:
+            return []
+        text = self.tracker.end_text
+        tokens = [int(t) for t in self.llm.tokenize(text, add_bos=False, special=True)]
+        left = min(self.max_tokens - len(progress.tokens), self.evaluated.room)
+        if not tokens or len(tokens) > left:
+            return []
+        if self.sampler is not None and self.sampler.acceptable_prefix(tokens) < len(tokens):
+            return []
+        for token in tokens:
+            self.accept(token)
+        progress.forced += len(tokens)
+        self.tracker.forced()
+        return tokens
 
     def _step(
-        self, token: int, output: list[int], stats: DraftStats
+        self, pending: list[int], output: list[int], stats: DraftStats
     ) -> tuple[Draft, int, list[int], int | None]:
-        """Evaluates ``token`` and the part of the draft worth it. Returns the whole draft, how
+        """Evaluates ``pending`` and the part of the draft worth it. Returns the whole draft, how
         many of its tokens were evaluated, the ones kept (appended to ``output``), and the
         chain's pick where it refused a draft token (None if none did)."""
         planned = evaluated = Draft()
-        if self.drafting and self.sampler is not None:
-            limit = min(self.max_tokens - len(output), self.evaluated.room - 1, self.max_draft)
+        budget_due = self.tracker is not None and self.tracker.due
+        if self.drafting and self.sampler is not None and not budget_due:
+            room = self.evaluated.room - len(pending)
+            limit = min(self.max_tokens - len(output), room, self.max_draft)
             planned = plan_draft(self.llm, self.sampler, limit)
             evaluated = self.length.cut(planned)
-        self.evaluated.decode([token, *evaluated.tokens], [*(not o for o in evaluated.only), True])
+        first = len(pending) - 1  # the row of the last pending token: it predicts the draft's first
+        rows = [False] * first + [not o for o in evaluated.only] + [True]
+        self.evaluated.decode([*pending, *evaluated.tokens], rows)
         kept, pick = 0, None
         if evaluated.tokens:
-            kept, pick = verify(self.sample, self.accept, evaluated)
+            kept, pick = verify(lambda j: self.sample(first + j), self.accept, evaluated)
             self.length.record(evaluated, kept)
         if pick is not None:
             self.evaluated.truncate(self.evaluated.length - len(evaluated) + kept)
@@ -216,7 +264,7 @@ def _usage(prompt_tokens: list[int], progress: _Progress) -> dict[str, int]:
         "prompt_tokens": len(prompt_tokens),
         "completion_tokens": len(progress.tokens),
         "total_tokens": len(prompt_tokens) + len(progress.tokens),
-        "forced_tokens": progress.draft.kept,
+        "forced_tokens": progress.draft.kept + progress.forced,
         "draft_tokens": progress.draft.drafted,
     }
 
@@ -245,6 +293,8 @@ def generate(
     stream: bool = False,
     jump_forward: bool = True,
     max_draft: int = DEFAULT_MAX_DRAFT_TOKENS,
+    special: bool = False,
+    reasoning_budget: ReasoningBudget | None = None,
 ) -> Any:
     """A completion constrained by ``grammar``, shaped like llama-cpp-python's
     ``create_completion`` result (or an iterator of its streaming chunks).
@@ -252,13 +302,12 @@ def generate(
     With ``jump_forward``, text the grammar forces is drafted (up to ``max_draft`` tokens at a
     time), evaluated in one batch and kept only where the model picks the same tokens, so the
     output is that of plain constrained decoding. ``usage`` also reports ``draft_tokens``
-    (drafted and evaluated) and ``forced_tokens`` (the draft tokens kept); the choice (not
-    streamed) also carries the output's ``token_ids``.
-    ``grammar=None`` generates unconstrained with EOS banned (a fixed-length baseline)."""
-    if max_tokens < 1:
-        raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
-    if isinstance(max_draft, bool) or not isinstance(max_draft, int) or max_draft < 0:
-        raise ValueError(f"max_draft must be an int >= 0 (0 drafts nothing), got {max_draft!r}")
+    (drafted and evaluated) and ``forced_tokens`` (the draft tokens kept, and a reasoning
+    budget's closing text); the choice (not streamed) also carries the output's ``token_ids``.
+    ``grammar=None`` generates unconstrained with EOS banned (a fixed-length baseline).
+    ``special``: write special tokens as their text (tool-call markers such as ``<|python_tag|>``).
+    ``reasoning_budget``: force its closing text once that many tokens were generated inside the
+    think section (see :mod:`gbnf_sampler.structural.budget`)."""
     options = {
         "max_tokens": max_tokens,
         "temperature": temperature,
@@ -268,13 +317,10 @@ def generate(
         "seed": seed,
         "jump_forward": jump_forward,
         "max_draft": max_draft,
+        "special": special,
+        "reasoning_budget": reasoning_budget,
     }
-    prompt_tokens = _prompt_tokens(llm, prompt)
-    if len(prompt_tokens) >= int(llm.n_ctx()):
-        raise ValueError(
-            f"the prompt has {len(prompt_tokens)} tokens and the context holds {llm.n_ctx()}: "
-            "shorten the prompt or load the model with a larger n_ctx"
-        )
+    prompt_tokens = _checked_request(llm, prompt, options)
     progress = _Progress()
     meta = {
         "id": f"cmpl-{uuid.uuid4()}",
@@ -285,15 +331,30 @@ def generate(
     chunks = _text_chunks(_stream_tokens(llm, prompt_tokens, grammar, options, progress), progress)
     if stream:
         return _stream_response(meta, chunks, prompt_tokens, progress)
-    text = "".join(chunks)
     choice = {
-        "text": text,
+        "text": "".join(chunks),
         "index": 0,
         "logprobs": None,
         "finish_reason": progress.finish_reason,
         "token_ids": list(progress.tokens),
     }
     return {**meta, "choices": [choice], "usage": _usage(prompt_tokens, progress)}
+
+
+def _checked_request(llm: Any, prompt: str | list[int], options: dict[str, Any]) -> list[int]:
+    """The prompt's tokens, after checking the options (a ValueError says what is wrong)."""
+    max_tokens, max_draft = options["max_tokens"], options["max_draft"]
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    if isinstance(max_draft, bool) or not isinstance(max_draft, int) or max_draft < 0:
+        raise ValueError(f"max_draft must be an int >= 0 (0 drafts nothing), got {max_draft!r}")
+    prompt_tokens = _prompt_tokens(llm, prompt)
+    if len(prompt_tokens) >= int(llm.n_ctx()):
+        raise ValueError(
+            f"the prompt has {len(prompt_tokens)} tokens and the context holds {llm.n_ctx()}: "
+            "shorten the prompt or load the model with a larger n_ctx"
+        )
+    return prompt_tokens
 
 
 def _stream_response(
