@@ -1,7 +1,7 @@
 """Mask latency: replay real documents token by token and time one full-vocabulary mask per step.
 
     python bench/mask_latency.py [--vocabs llama-bpe qwen2 gemma] [--docs json c ...]
-                                 [--engines ours llama llguidance] [--repeat 1]
+                                 [--engines ours ours-warm llguidance xgrammar llama]
 
 Documents (tests/mask_documents.py): a JSON value (llama.cpp's json.gbnf), a JSON-schema-shaped
 object (GBNF written there), C code (c.gbnf), chess moves (chess.gbnf), arithmetic
@@ -15,8 +15,10 @@ fill), and violations (steps where the document's own next token, or EOS at the 
 allowed; must be 0). Timings are wall clock around one Python call (includes ~1 us of call
 overhead). Engines:
   ours        gs.compile(cache=False) + Matcher.fill_mask into an int32 bitmask: the first replay
-              of a fresh grammar, so each state's mask-cache entry is filled on first use inside
-              the step that meets it ("first mask" = cold compile + first fill);
+              of a fresh grammar with the shared mask cache emptied first (gs.clear_cache()), so
+              each state's entry is classified at first sight: by the step that meets it, or by
+              background precompute if it got there first, as it would for a user
+              ("first mask" = cold compile + first fill);
   ours-warm   the same grammar again (compile-cache hit, mask cache warm): the steady state of a
               server that reuses grammars ("first mask" = cached compile + first fill);
   llama       llama.cpp's native grammar sampler through llama-cpp-python's low-level API
@@ -24,7 +26,13 @@ overhead). Engines:
   llguidance  when installed: LLMatcher over the GBNF translated by llguidance's own
               gbnf_to_lark, tokenizer built from our vocabulary's bytes; llguidance's
               lexer/parser split can change a grammar's language (DESIGN 4b), so it may
-              refuse a document (counted as a violation).
+              refuse a document (counted as a violation);
+  xgrammar    when installed: GrammarCompiler(cache off) over the same GBNF text, TokenizerInfo
+              built from our vocabulary's bytes (special and EOS tokens as xgrammar's special
+              tokens), GrammarMatcher.fill_next_token_bitmask; the first replay of a fresh compile
+              ("first mask" = compile, which precomputes xgrammar's adaptive masks, + first fill).
+"mem" is the memory a grammar holds after its replay: ours CompiledGrammar.stats().bytes (mask
+cache entries), xgrammar CompiledGrammar.memory_size_bytes; llguidance keeps no per-state masks.
 Prints a markdown table and the ratios of each engine's p50/p99/max/first-mask to ours.
 """
 
@@ -33,6 +41,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import importlib.util
+import re
 import statistics
 import sys
 import time
@@ -45,6 +54,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import gbnf_sampler as gs
+from gbnf_sampler.compiled import clear_cache
 from mask_documents import documents
 
 ALL_VOCABS = ["llama-bpe", "qwen2", "gemma"]
@@ -78,6 +88,7 @@ class Result:
         self.first_cold: list[float] = []
         self.first_cached: list[float] = []
         self.violations = 0
+        self.memory: list[int] = []
 
 
 def bit(row: np.ndarray, tid: int) -> bool:
@@ -103,12 +114,16 @@ def replay_ours(m: gs.Matcher, vocab: gs.Vocab, tokens: list[int], res: Result) 
 def run_ours(vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result) -> None:
     """First replay on a fresh compile: every state's mask-cache entry is filled on first use."""
     g = gs.Grammar.from_gbnf(grammar)
+    g.automaton()  # parsed and built before the clock, like the GBNF text of the other engines
+    clear_cache()  # no entries shared from earlier grammars: a first sight
     row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
     t0 = time.perf_counter()
-    m = gs.Matcher(gs.compile(g, vocab, cache=False))
+    compiled = gs.compile(g, vocab, cache=False)
+    m = gs.Matcher(compiled)
     m.fill_mask(row)
     res.first_cold.append((time.perf_counter() - t0) * 1e3)
-    replay_ours(gs.Matcher(m.compiled), vocab, tokens, res)  # type: ignore[arg-type]
+    replay_ours(gs.Matcher(compiled), vocab, tokens, res)
+    res.memory.append(compiled.stats().bytes)
 
 
 def run_ours_warm(vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result) -> None:
@@ -122,6 +137,7 @@ def run_ours_warm(vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result)
     res.first_cold.append((time.perf_counter() - t0) * 1e3)
     res.first_cached.append(res.first_cold[-1])
     replay_ours(gs.Matcher(m.compiled), vocab, tokens, res)  # type: ignore[arg-type]
+    res.memory.append(gs.compile(g, vocab).stats().bytes)
 
 
 # --- llama.cpp's native grammar sampler -----------------------------------------------------------
@@ -243,6 +259,46 @@ def run_llguidance(
             return
 
 
+# --- xgrammar (optional) -------------------------------------------------------------------------
+
+
+def xgrammar_text(grammar: str) -> str:
+    """The GBNF with an empty first alternative (``ws ::= | " "``, which xgrammar's EBNF parser
+    refuses) written as ``""``: the same language."""
+    return re.sub(r"::=([ \t]*)\|", r'::=\1"" |', grammar)
+
+
+def run_xgrammar(
+    vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result, cache: dict[str, Any]
+) -> None:
+    import xgrammar as xgr
+
+    if "compiler" not in cache:
+        special = set(vocab.special_ids) | set(vocab.eos_ids)
+        encoded = [b"" if i in special else t for i, t in enumerate(vocab.tokens())]
+        info = xgr.TokenizerInfo(
+            encoded, xgr.VocabType.RAW, vocab_size=vocab.size, stop_token_ids=vocab.eos_ids
+        )
+        cache["compiler"] = xgr.GrammarCompiler(info, cache_enabled=False)
+    bitmask = xgr.allocate_token_bitmask(1, vocab.size)
+    row = bitmask.numpy()[0]
+    t0 = time.perf_counter()
+    compiled = cache["compiler"].compile_grammar(xgrammar_text(grammar))
+    m = xgr.GrammarMatcher(compiled)
+    m.fill_next_token_bitmask(bitmask, 0)
+    res.first_cold.append((time.perf_counter() - t0) * 1e3)
+    for tid in tokens:
+        a = now_ns()
+        m.fill_next_token_bitmask(bitmask, 0)
+        res.steps.append((now_ns() - a) / 1e3)
+        if not bit(row, tid) or not m.accept_token(tid):
+            res.violations += 1
+            return
+    m.fill_next_token_bitmask(bitmask, 0)
+    res.violations += 0 if any(bit(row, e) for e in vocab.eos_ids) else 1
+    res.memory.append(int(compiled.memory_size_bytes))
+
+
 # --- driver ---------------------------------------------------------------------------------------
 
 
@@ -250,7 +306,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--vocabs", nargs="+", default=ALL_VOCABS)
     ap.add_argument("--docs", nargs="*", default=None)
-    ap.add_argument("--engines", nargs="+", default=["ours", "ours-warm", "llama", "llguidance"])
+    ap.add_argument(
+        "--engines",
+        nargs="+",
+        default=["ours", "ours-warm", "llguidance", "xgrammar", "llama"],
+    )
     ap.add_argument("--clock", choices=["wall", "thread"], default="wall")
     args = ap.parse_args()
     global now_ns
@@ -263,7 +323,7 @@ def main() -> int:
     engines = [
         e
         for e in args.engines
-        if e != "llguidance" or importlib.util.find_spec("llguidance") is not None
+        if e not in ("llguidance", "xgrammar") or importlib.util.find_spec(e) is not None
     ]
     results: dict[tuple[str, str, str], Result] = {}
     for vname in args.vocabs:
@@ -273,10 +333,12 @@ def main() -> int:
         # One-time preprocessing of the vocabulary (token trie, trie-ordered bytes), like
         # llguidance's tokenizer below: kept alive, outside the timings.
         keep_alive = gs.compile(gs.Grammar.from_gbnf('root ::= "a"'), vocab, cache=False)
+        gs.Matcher(keep_alive).fill_mask(np.zeros((vocab.size + 31) // 32, dtype=np.int32))
         print(
             f"# {vname}: {vocab.size} tokens, loaded in {time.perf_counter() - t0:.1f}s", flush=True
         )
         llg_cache: dict[str, Any] = {}
+        xgr_cache: dict[str, Any] = {}
         for dname, grammar, text in docs:
             tokens = llm.tokenize(text.encode(), add_bos=False, special=False)
             for engine in engines:
@@ -288,6 +350,8 @@ def main() -> int:
                         run_ours_warm(vocab, grammar, tokens, res)
                     elif engine == "llama":
                         run_llama(llm, grammar, tokens, vocab.eos_ids, res)
+                    elif engine == "xgrammar":
+                        run_xgrammar(vocab, grammar, tokens, res, xgr_cache)
                     else:
                         run_llguidance(llm, vocab, grammar, tokens, res, llg_cache)
                 except Exception as e:  # an engine that cannot run a grammar is reported, not fatal
@@ -320,9 +384,9 @@ def report(
     print(
         "\n| engine | vocab | doc | steps | p50 us | p90 us | p99 us | max us |"
         " first mask cold ms"
-        " | first mask cached ms | violations |"
+        " | first mask cached ms | mem KiB | violations |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     summary: dict[str, dict[str, float]] = {}
     for engine in engines:
         pooled: list[float] = []
@@ -338,10 +402,11 @@ def report(
                 firsts += r.first_cold
                 viol += r.violations
                 cached = f"{statistics.median(r.first_cached):.2f}" if r.first_cached else "-"
+                mem = f"{max(r.memory) / 1024:,.0f}" if r.memory else "-"
                 print(
                     f"| {engine} | {v} | {d} | {p['n']} | {p['p50']:.1f} | {p['p90']:.1f} | "
                     f"{p['p99']:.1f} | {p['max']:.1f} | {statistics.median(r.first_cold):.2f} | "
-                    f"{cached} | {r.violations} |"
+                    f"{cached} | {mem} | {r.violations} |"
                 )
         if pooled:
             summary[engine] = {

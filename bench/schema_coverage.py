@@ -201,7 +201,7 @@ def _percentile(values: list[float], q: float) -> float:
 def _summary(name: str, vals: list[float]) -> str:
     return (
         f"{name:>13}: p50 {_percentile(vals, 0.5):10.1f}  p90 {_percentile(vals, 0.9):10.1f}"
-        f"  max {max(vals, default=0):10.1f}"
+        f"  p99 {_percentile(vals, 0.99):10.1f}  max {max(vals, default=0):10.1f}"
     )
 
 

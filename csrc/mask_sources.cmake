@@ -2,11 +2,17 @@
 # to gbnf_core.
 set(GBNF_MASK_SOURCES
   csrc/mask/token_set.cc
-  csrc/mask/trie_bytes.cc
   csrc/mask/prefix_walker.cc
+  csrc/mask/config_walker.cc
   csrc/mask/trie_walks.cc
   csrc/mask/state_mask.cc
+  csrc/mask/state_key.cc
+  csrc/mask/classify_job.cc
+  csrc/mask/shared_cache.cc
+  csrc/mask/background.cc
+  csrc/mask/cache_core.cc
   csrc/mask/mask_cache.cc
+  csrc/mask/mask_file.cc
   csrc/mask/compiled_grammar.cc
   csrc/mask/token_matcher.cc
   csrc/mask/thread_pool.cc

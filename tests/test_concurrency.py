@@ -107,9 +107,10 @@ def test_threads_sharing_a_compiled_grammar_match_a_sequential_run(
     grammar = GRAMMARS[grammar_name]
     streams = token_streams(vocab)
     work = [(streams[t % len(streams)], t) for t in range(THREADS)]
-    sequential = gs.compile(grammar, vocab, cache=False)
+    sequential = gs.compile(grammar, vocab, cache=False, precompute=False)
     expected = [transcript(sequential, tokens, seed) for tokens, seed in work]
-    shared = gs.compile(grammar, vocab, cache=False)  # empty mask cache: threads fill it
+    # Empty mask cache, no background work: the threads fill it.
+    shared = gs.compile(grammar, vocab, cache=False, precompute=False)
     got = run_threads([lambda w=w: transcript(shared, *w) for w in work])
     assert got == expected
     assert shared.cached_states == sequential.cached_states

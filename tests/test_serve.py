@@ -5,11 +5,13 @@ non-streamed and streamed, every output validated (jsonschema, our Matcher for G
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+import gbnf_sampler as gs
 from serve_helpers import (
     CHOICES,
     GBNF,
@@ -158,32 +160,71 @@ def _tool_calls(client: Any, stream: bool, **kwargs: Any) -> tuple[list[Any], st
     """(calls as (name, arguments text), finish_reason) of a chat completion with tools."""
     base = {"model": "default", "messages": MESSAGES, "max_tokens": 200, "temperature": 0}
     base.update(kwargs)
-    kwargs = {}
     if not stream:
-        out = client.chat.completions.create(**base, tools=TOOLS, **kwargs)
-        calls = out.choices[0].message.tool_calls or []
+        out = client.chat.completions.create(**base, tools=TOOLS)
+        message = out.choices[0].message
+        calls = message.tool_calls or []
         assert all(c.id.startswith("call_") and c.type == "function" for c in calls)
+        if calls and out.choices[0].finish_reason == "tool_calls":
+            assert message.content is None  # calls and no text, as OpenAI answers
         return [(c.function.name, c.function.arguments) for c in calls], out.choices[
             0
         ].finish_reason
     parts: dict[int, list[str]] = {}
     names: dict[int, str] = {}
+    ids: dict[int, str] = {}
     finish = None
-    for chunk in client.chat.completions.create(**base, tools=TOOLS, stream=True, **kwargs):
+    for chunk in client.chat.completions.create(**base, tools=TOOLS, stream=True):
         delta = chunk.choices[0].delta
         assert not delta.content, "a tool-call answer streams no content"
         for call in delta.tool_calls or []:
             if call.function.name:
                 names[call.index] = call.function.name
+                ids[call.index] = call.id
             parts.setdefault(call.index, []).append(call.function.arguments or "")
         finish = chunk.choices[0].finish_reason or finish
+    assert all(i.startswith("call_") for i in ids.values()) and len(ids) == len(parts)
     return [(names[i], "".join(parts[i])) for i in sorted(parts)], str(finish)
+
+
+LAZY_GBNF = 'root ::= "Answer:" " " [0-9] [0-9]? "."\n'
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_lazy_grammar_from_its_trigger_on(client: Any, stream: bool) -> None:
+    lazy = {
+        "grammar": LAZY_GBNF,
+        "grammar_lazy": True,
+        "grammar_triggers": [{"type": 1, "value": "Answer:"}],
+    }
+    # A prompt the tiny model continues with its own "Answer: ..." line (greedy decoding).
+    messages = [{"role": "user", "content": "Answer: 5.\nAnswer: 7.\nAnswer:"}]
+    base = {"model": "default", "messages": messages, "max_tokens": 60, "temperature": 0}
+    if stream:
+        chunks = list(client.chat.completions.create(**base, extra_body=lazy, stream=True))
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        finish = chunks[-1].choices[0].finish_reason
+    else:
+        out = client.chat.completions.create(**base, extra_body=lazy)
+        text, finish = out.choices[0].message.content, out.choices[0].finish_reason
+    matcher = gs.Matcher(
+        gs.Grammar.triggered(gs.Grammar.from_gbnf(LAZY_GBNF), ["Answer:"], trigger_in_body=True)
+    )
+    assert matcher.accept_bytes(text.encode("utf-8")) and matcher.can_terminate(), text
+    # free text, then from the trigger on the grammar's language; complete, so the answer ends
+    assert finish == "stop", text
+    assert re.fullmatch(r"Answer: [0-9]{1,2}\.", text[text.index("Answer:") :]), text
+
+
+def test_health_reports_the_tool_format(http: Any) -> None:
+    health = http.get("/health").json()
+    # The embedded Gemma 3 GGUF has no chat template: the format comes from its architecture.
+    assert health["tool_format"] == "gemma"
+    assert health["tool_format_source"] == "architecture 'gemma3'"
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 def test_tool_choice_required(client: Any, stream: bool) -> None:
-    # One call: with a list allowed, the tiny model repeats calls until max_tokens (lists are
-    # covered by test_serve_units.py: the grammar accepts them, the parsers split them).
     calls, finish = _tool_calls(client, stream, tool_choice="required", parallel_tool_calls=False)
     assert finish == "tool_calls" and len(calls) == 1
     valid_tool_call(*calls[0])
@@ -198,13 +239,25 @@ def test_tool_choice_named(client: Any, stream: bool) -> None:
     valid_tool_call("add", calls[0][1])
 
 
-def test_parallel_tool_calls_come_as_a_list_of_valid_calls(client: Any) -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_request_may_name_its_tool_format(client: Any, stream: bool) -> None:
+    calls, finish = _tool_calls(
+        client,
+        stream,
+        tool_choice="required",
+        parallel_tool_calls=False,
+        extra_body={"tool_format": "hermes"},
+    )
+    assert finish == "tool_calls" and len(calls) == 1
+    valid_tool_call(*calls[0])
+
+
+def test_parallel_tool_calls_are_each_valid(client: Any) -> None:
+    # The tiny model repeats calls until max_tokens: every call it completed is parsed, valid.
     calls, finish = _tool_calls(client, False, tool_choice="required", max_tokens=60)
-    if finish == "tool_calls":
-        for name, arguments in calls:
-            valid_tool_call(name, arguments)
-    else:  # cut short by max_tokens inside the list: no call is made up from a prefix
-        assert finish == "length" and calls == []
+    assert finish in ("tool_calls", "length") and calls
+    for name, arguments in calls:
+        valid_tool_call(name, arguments)
 
 
 def test_tool_choice_auto_is_text_or_valid_calls(client: Any) -> None:
@@ -212,12 +265,75 @@ def test_tool_choice_auto_is_text_or_valid_calls(client: Any) -> None:
         model="default", messages=MESSAGES, tools=TOOLS, max_tokens=60, temperature=0
     )
     message = out.choices[0].message
-    if message.tool_calls:
-        assert out.choices[0].finish_reason == "tool_calls"
-        for call in message.tool_calls:
-            valid_tool_call(call.function.name, call.function.arguments)
+    for call in message.tool_calls or []:
+        valid_tool_call(call.function.name, call.function.arguments)
+    assert message.tool_calls or message.content
+    if out.choices[0].finish_reason != "length":
+        assert (out.choices[0].finish_reason == "tool_calls") == bool(message.tool_calls)
+
+
+def test_tool_history_goes_into_the_prompt(client: Any) -> None:
+    history = [
+        *MESSAGES,
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "5"},
+    ]
+    base = {"model": "default", "messages": history, "tools": TOOLS, "temperature": 0}
+    answer = client.chat.completions.create(**base, tool_choice="none", max_tokens=20)
+    assert answer.choices[0].message.content and not answer.choices[0].message.tool_calls
+    more = client.chat.completions.create(**base, tool_choice="required", max_tokens=120)
+    assert more.choices[0].message.tool_calls
+    for call in more.choices[0].message.tool_calls:
+        valid_tool_call(call.function.name, call.function.arguments)
+    # the earlier call was written into the prompt in the model's format (gemma's tool_code)
+    long_history = client.chat.completions.create(**base, tool_choice="none", max_tokens=1)
+    short = client.chat.completions.create(
+        model="default", messages=MESSAGES, temperature=0, max_tokens=1
+    )
+    assert long_history.usage.prompt_tokens > short.usage.prompt_tokens + 10
+
+
+REASONING_BODY = {"tool_format": "hermes", "reasoning": {"budget": 10}}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_reasoning_stays_free_and_the_answer_validates(client: Any, stream: bool) -> None:
+    base = {
+        "model": "default",
+        "messages": MESSAGES,
+        "max_tokens": 120,
+        "temperature": 0,
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "person", "strict": True, "schema": PERSON},
+        },
+        "extra_body": REASONING_BODY,
+    }
+    if stream:
+        chunks = list(client.chat.completions.create(**base, stream=True))
+        deltas = [c.choices[0].delta for c in chunks if c.choices]
+        reasoning = "".join(getattr(d, "reasoning_content", None) or "" for d in deltas)
+        content = "".join(d.content or "" for d in deltas)
+        finish = chunks[-1].choices[0].finish_reason
     else:
-        assert message.content and message.content.lstrip()[:1] not in ("{", "[")
+        out = client.chat.completions.create(**base)
+        reasoning = getattr(out.choices[0].message, "reasoning_content", None) or ""
+        content, finish = out.choices[0].message.content, out.choices[0].finish_reason
+    assert finish == "stop"
+    # the think section is free text (not the answer's JSON), cut by its budget of 10 tokens
+    assert reasoning and not reasoning.lstrip().startswith("{")
+    assert "</think>" not in reasoning and "</think>" not in content
+    valid_json(content, PERSON)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -368,15 +484,40 @@ def test_ollama_generate_format_json(http: Any, stream: bool) -> None:
         assert text.lstrip().startswith("{")
 
 
-def test_ollama_chat_tools(http: Any) -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_ollama_chat_tools(http: Any, stream: bool) -> None:
     body = {
         "model": "default",
         "messages": MESSAGES,
         "tools": TOOLS,
-        "stream": False,
+        "tool_choice": "required",  # this package's extension: Ollama's models choose freely
+        "parallel_tool_calls": False,
+        "stream": stream,
         "options": {"temperature": 0, "num_predict": 200},
     }
-    message = http.post("/api/chat", json=body).json()["message"]
-    for call in message.get("tool_calls", []):
-        valid_tool_call(call["function"]["name"], call["function"]["arguments"])
-    assert message.get("tool_calls") or message["content"]
+    response = http.post("/api/chat", json=body)
+    assert response.status_code == 200, response.text
+    lines = [json.loads(line) for line in response.text.splitlines() if line.strip()]
+    last = lines[-1]
+    assert last["done"] is True and all(not line["done"] for line in lines[:-1])
+    calls = last["message"].get("tool_calls", [])
+    assert len(calls) == 1, last
+    assert isinstance(calls[0]["function"]["arguments"], dict)  # Ollama sends an object
+    valid_tool_call(calls[0]["function"]["name"], calls[0]["function"]["arguments"])
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_ollama_chat_think(http: Any, stream: bool) -> None:
+    body = {
+        "model": "default",
+        "messages": MESSAGES,
+        "think": True,
+        "tool_format": "hermes",
+        "stream": stream,
+        "options": {"temperature": 0, "num_predict": 12},
+    }
+    response = http.post("/api/chat", json=body)
+    assert response.status_code == 200, response.text
+    lines = [json.loads(line) for line in response.text.splitlines() if line.strip()]
+    thinking = "".join(line["message"].get("thinking", "") for line in lines)
+    assert thinking.strip() and "<think>" not in thinking

@@ -1,6 +1,6 @@
-"""Bad requests against a real server (with ``--api-key``): each gets its status code and an error
-body in its API's shape (OpenAI ``{"error": {"message", "type", "param", "code"}}``, Ollama
-``{"error": "..."}``), and the server keeps serving afterwards."""
+"""Bad requests against a real server (with ``--api-key`` and ``--tool-format mistral``): each gets
+its status code and an error body in its API's shape (OpenAI ``{"error": {"message", "type",
+"param", "code"}}``, Ollama ``{"error": "..."}``), and the server keeps serving afterwards."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ KEY = "test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 CHAT = "/v1/chat/completions"
 SCHEMA_BAD = {"type": "object", "properties": {"a": {"type": "string", "minLength": "x"}}}
+TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
 
 
 def chat(**fields: Any) -> dict[str, Any]:
@@ -97,13 +98,61 @@ BAD: list[tuple[str, str, str, dict[str, str], Any, int, dict[str, Any]]] = [
         {"param": "tools"},
     ),
     (
-        "lazy grammar",
+        "unknown tool_format",
         "POST",
         CHAT,
         AUTH,
-        chat(grammar_lazy=True, grammar='root ::= "a"'),
+        chat(tools=[TOOL], tool_format="no-such-format"),
         400,
-        {"code": "unsupported_parameter"},
+        {"code": "unknown_tool_format", "param": "tool_format"},
+    ),
+    (
+        "tool without a name",
+        "POST",
+        CHAT,
+        AUTH,
+        chat(tools=[{"type": "function", "function": {"parameters": {}}}]),
+        400,
+        {"param": "tools"},
+    ),
+    ("unknown tool_choice", "POST", CHAT, AUTH, chat(tools=[TOOL], tool_choice="often"), 400, {}),
+    (
+        "tools with a JSON response_format",
+        "POST",
+        CHAT,
+        AUTH,
+        chat(tools=[TOOL], response_format={"type": "json_object"}),
+        400,
+        {"param": "tools"},
+    ),
+    (
+        "reasoning in a format without a think section",
+        "POST",
+        CHAT,
+        AUTH,
+        chat(reasoning=True),
+        400,
+        {"param": "reasoning"},
+    ),
+    (
+        "bad reasoning budget",
+        "POST",
+        CHAT,
+        AUTH,
+        chat(reasoning={"budget": -2}, tool_format="hermes"),
+        400,
+        {"param": "reasoning"},
+    ),
+    (
+        "lazy grammar with a pattern trigger",
+        "POST",
+        CHAT,
+        AUTH,
+        chat(
+            grammar_lazy=True, grammar='root ::= "a"', grammar_triggers=[{"type": 3, "value": "a"}]
+        ),
+        400,
+        {"code": "unsupported_parameter", "param": "grammar_triggers"},
     ),
     ("n=2", "POST", CHAT, AUTH, chat(n=2), 400, {"param": "n"}),
     ("bad temperature", "POST", CHAT, AUTH, chat(temperature="hot"), 400, {"param": "temperature"}),
@@ -150,12 +199,19 @@ OLLAMA_BAD: list[tuple[str, str, dict[str, Any], int]] = [
     ),
     ("no prompt", "/api/generate", {"model": "default"}, 400),
     ("bad options", "/api/generate", {"model": "default", "prompt": "x", "options": 3}, 400),
+    (
+        "unknown tool_format",
+        "/api/chat",
+        {"model": "default", "messages": MESSAGES, "tools": [TOOL], "tool_format": "nope"},
+        400,
+    ),
+    ("bad think", "/api/chat", {"model": "default", "messages": MESSAGES, "think": [1]}, 400),
 ]
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    with running_server(parallel=1, ctx=256, queue=4, api_key=KEY) as s:
+    with running_server(parallel=1, ctx=256, queue=4, api_key=KEY, tool_format="mistral") as s:
         yield s
 
 
@@ -239,7 +295,34 @@ def test_unknown_fields_are_ignored_and_server_still_serves(http: Any) -> None:
     assert response.json()["choices"][0]["message"]["content"] in ("a", "b")
 
 
-def test_health_needs_no_key(http: Any) -> None:
-    assert http.get("/health").status_code == 200
+def test_health_needs_no_key_and_reports_the_tool_format(http: Any) -> None:
+    health = http.get("/health")
+    assert health.status_code == 200
+    assert health.json()["tool_format"] == "mistral"  # build_app(tool_format=...) forced it
+    assert health.json()["tool_format_source"] == "given"
     assert http.get("/v1/models").status_code == 401
     assert http.get("/v1/models", headers={"x-api-key": KEY}).status_code == 200
+
+
+def test_the_forced_format_writes_the_calls(http: Any) -> None:
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "pick",
+            "parameters": {
+                "type": "object",
+                "properties": {"color": {"enum": ["red", "blue"]}},
+                "required": ["color"],
+                "additionalProperties": False,
+            },
+        },
+    }
+    body = chat(tools=[tool], tool_choice="required", parallel_tool_calls=False, max_tokens=40)
+    body["temperature"] = 0
+    response = _send(http, "POST", CHAT, AUTH, body)
+    assert response.status_code == 200, response.text
+    choice = response.json()["choices"][0]
+    assert choice["finish_reason"] == "tool_calls", choice
+    (call,) = choice["message"]["tool_calls"]
+    assert call["function"]["name"] == "pick"
+    assert json.loads(call["function"]["arguments"])["color"] in ("red", "blue")

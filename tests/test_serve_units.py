@@ -1,6 +1,8 @@
 """The server's pieces that need no model: which field of a request constrains it (every
-dialect, conflicts, sizes), tool-call grammars and parsers (whole and streamed), stop strings
-across token boundaries, and the sampler honouring the mask."""
+dialect, conflicts, sizes), the tool-call format (chosen from the chat template, the
+architecture, ``--tool-format`` or the request), tool grammars and parsing back (whole and
+streamed), tool history in prompts, stop strings across token boundaries, and the sampler
+honouring the mask."""
 
 from __future__ import annotations
 
@@ -15,16 +17,16 @@ import gbnf_sampler as gs
 pytest.importorskip("starlette", reason="the serve extra is not installed")
 pytest.importorskip("sse_starlette", reason="the serve extra is not installed")
 
+from gbnf_sampler.cli import main
+from gbnf_sampler.cli.status import EXIT_USAGE
+from gbnf_sampler.errors import StructuralTagError, UnknownFormatError
 from gbnf_sampler.limits import SERVE_MAX_GRAMMAR_BYTES
-from gbnf_sampler.serve.constraints import find_constraint
+from gbnf_sampler.llama.chat import tool_messages
+from gbnf_sampler.serve.constraints import Constraint, find_constraint, output_reader
 from gbnf_sampler.serve.errors import ApiError, from_constraint_error
 from gbnf_sampler.serve.sampling import SamplingParams, sample, sampling_params
 from gbnf_sampler.serve.text import TextStream, complete_utf8
-from gbnf_sampler.serve.tools import (
-    ToolStreamParser,
-    parse_tool_output,
-    tool_constraint,
-)
+from gbnf_sampler.serve.tools import server_format
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 TOOLS = [
@@ -146,10 +148,79 @@ def test_oversized_grammar_is_a_413() -> None:
     assert info.value.status == 413 and info.value.param == "grammar"
 
 
-def test_lazy_grammars_are_a_clear_400() -> None:
-    with pytest.raises(ApiError) as info:
-        find_constraint({"grammar": 'root ::= "a"', "grammar_lazy": True, "grammar_triggers": []})
-    assert info.value.status == 400 and "not supported yet" in info.value.message
+LAZY = 'root ::= "<call>" [0-9]+ "."\n'
+
+
+@pytest.mark.parametrize(
+    "triggers",
+    [
+        [{"type": 1, "value": "<call>"}],
+        [{"type": "word", "value": "<call>"}],
+        ["<call>"],
+    ],
+)
+def test_lazy_grammar_is_free_until_a_trigger(triggers: list[Any]) -> None:
+    body = {"grammar": LAZY, "grammar_lazy": True, "grammar_triggers": triggers}
+    constraint = find_constraint(body)
+    assert constraint is not None and constraint.param == "grammar"
+    grammar = constraint.build()
+    assert accepts(grammar, "Let me think. <call>12.")
+    assert accepts(grammar, "<call>7.")
+    assert accepts(grammar, "No call at all.")
+    assert not accepts(grammar, "Now <call>x.")  # after the trigger, the grammar rules
+    assert not accepts(grammar, "<call>1. more")
+
+
+def test_lazy_grammar_with_a_token_trigger() -> None:
+    body = {
+        "grammar": 'root ::= <[5]> "x"',
+        "grammar_lazy": True,
+        "grammar_triggers": [{"type": 0, "token": 5, "value": "<sp>"}],
+    }
+    constraint = find_constraint(body)
+    assert constraint is not None and constraint.build() is not None
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "match"),
+    [
+        ({"grammar": LAZY, "grammar_triggers": ["<call>"]}, "grammar_triggers", "grammar_lazy"),
+        ({"grammar_lazy": True, "grammar_triggers": ["<call>"]}, "grammar", "needs a grammar"),
+        ({"grammar": LAZY, "grammar_lazy": True}, "grammar_triggers", "non-empty list"),
+        (
+            {
+                "grammar": LAZY,
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": 2, "value": "a"}],
+            },
+            "grammar_triggers",
+            "pattern triggers are not supported",
+        ),
+        (
+            {"grammar": LAZY, "grammar_lazy": True, "grammar_triggers": [{"type": 9}]},
+            "grammar_triggers",
+            "type must be",
+        ),
+        (
+            {
+                "grammar": LAZY,
+                "grammar_lazy": True,
+                "grammar_triggers": [{"type": 0, "value": "x"}],
+            },
+            "grammar_triggers",
+            "token",
+        ),
+        (
+            {"grammar": LAZY, "grammar_lazy": True, "grammar_triggers": [{"type": 1, "value": ""}]},
+            "grammar_triggers",
+            "non-empty",
+        ),
+    ],
+)
+def test_bad_lazy_grammars_are_a_clear_400(body: dict[str, Any], param: str, match: str) -> None:
+    with pytest.raises(ApiError, match=match) as info:
+        find_constraint(body)
+    assert info.value.status == 400 and info.value.param == param
 
 
 @pytest.mark.parametrize(
@@ -194,77 +265,192 @@ def test_schema_errors_keep_the_json_pointer() -> None:
 # ---- tools -----------------------------------------------------------------------------------
 
 
-def test_tool_choice_required_accepts_calls_and_lists_only() -> None:
-    grammar = tool_constraint(TOOLS, "required")
-    assert accepts(grammar, '{"name": "f", "arguments": {"x": 1}}')
-    assert accepts(
-        grammar, '[{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": {}}]'
-    )
-    assert not accepts(grammar, '{"name": "f", "arguments": {"x": "1"}}')
-    assert not accepts(grammar, '{"name": "h", "arguments": {}}')
-    assert not accepts(grammar, "hello")
+GEMMA = gs.tool_formats.get("gemma")
+HERMES = gs.tool_formats.get("hermes")
+QWEN_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{% endfor %}"
+    "{% if tools %}<tools>{{ tools | tojson }}</tools> answer in <tool_call></tool_call>"
+    "{% endif %}"
+)
 
 
-def test_tool_calls_only_carry_the_json_whitespace_bound() -> None:
-    grammar = tool_constraint(TOOLS, "required")
-    assert grammar is not None and grammar.origin == "json_schema"
-    assert grammar.max_whitespace == gs.limits.DEFAULT_JSON_MAX_WHITESPACE
+@pytest.mark.parametrize(
+    ("metadata", "forced", "name", "how"),
+    [
+        ({"general.architecture": "gemma3"}, None, "gemma", "architecture 'gemma3'"),
+        ({"tokenizer.chat_template": QWEN_TEMPLATE}, None, "hermes", "chat template"),
+        (
+            {"tokenizer.chat_template": QWEN_TEMPLATE, "general.architecture": "gemma3"},
+            None,
+            "hermes",  # the template wins over the architecture
+            "chat template",
+        ),
+        ({"general.architecture": "llama"}, None, "llama3", "architecture 'llama'"),
+        ({"general.architecture": "phi3"}, None, "hermes", "no chat template; default"),
+        (
+            {"tokenizer.chat_template": "{{ messages }}", "general.architecture": "phi3"},
+            None,
+            "hermes",
+            "chat template not recognized; default",
+        ),
+        ({"general.architecture": "gemma3"}, "mistral", "mistral", "given"),
+        ({}, "qwen3", "hermes", "given"),  # an alias
+    ],
+)
+def test_server_format_choice(
+    metadata: dict[str, str], forced: str | None, name: str, how: str
+) -> None:
+    fmt, chosen = server_format(metadata, forced)
+    assert (fmt.name, chosen) == (name, how)
 
 
-def test_no_parallel_calls_forbids_lists() -> None:
-    grammar = tool_constraint(TOOLS, "required", parallel_tool_calls=False)
-    assert accepts(grammar, '{"name": "g", "arguments": {}}')
-    assert not accepts(grammar, '[{"name": "g", "arguments": {}}]')
+def test_unknown_tool_format_lists_the_known_names() -> None:
+    with pytest.raises(UnknownFormatError) as info:
+        server_format({}, "no-such-format")
+    assert "no-such-format" in str(info.value)
+    assert all(n in str(info.value) for n in gs.tool_formats.names())
 
 
-def test_named_tool_choice_allows_that_tool_only() -> None:
-    grammar = tool_constraint(TOOLS, {"type": "function", "function": {"name": "g"}})
-    assert accepts(grammar, '{"name": "g", "arguments": {}}')
-    assert not accepts(grammar, '{"name": "f", "arguments": {"x": 1}}')
-    with pytest.raises(gs.SchemaError):
-        tool_constraint(TOOLS, {"type": "function", "function": {"name": "nope"}})
+def test_cli_unknown_tool_format_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["serve", "--tool-format", "nope"])
+    assert info.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "--tool-format" in err and "unknown tool-call format 'nope'" in err
+    assert "hermes" in err and "gemma" in err and "harmony" in err
 
 
-def test_tool_choice_auto_allows_text_or_calls_and_none_is_free() -> None:
-    grammar = tool_constraint(TOOLS, "auto")
-    assert accepts(grammar, "It is sunny.")
-    assert accepts(grammar, '{"name": "g", "arguments": {}}')
-    assert not accepts(grammar, "{not a call")
-    assert tool_constraint(TOOLS, "none") is None
+def _tools(body: dict[str, Any], fmt: Any = GEMMA, dialect: str = "openai") -> Constraint:
+    constraint = find_constraint({"tools": TOOLS, **body}, dialect=dialect, tool_format=fmt)
+    assert constraint is not None and constraint.chat is not None
+    return constraint
 
 
-def test_parse_tool_output() -> None:
-    content, calls = parse_tool_output(
-        '[{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": {}}]'
-    )
-    assert content is None
-    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [
-        ("f", {"x": 1}),
-        ("g", {}),
+def test_required_tools_follow_the_server_format() -> None:
+    constraint = _tools({"tool_choice": "required"})
+    assert constraint.param == "tools" and constraint.chat is not None
+    assert constraint.chat.format is GEMMA
+    grammar = constraint.build()
+    assert accepts(grammar, "```tool_code\nf(x=1)\n```")
+    assert accepts(grammar, "```tool_code\nf(x=1)\ng()\n```")  # parallel calls by default
+    assert not accepts(grammar, '```tool_code\nf(x="1")\n```')  # x is an integer
+    assert not accepts(grammar, "```tool_code\nh()\n```")  # no such tool
+    assert not accepts(grammar, "Sure.")  # required: a call, not text
+    message = output_reader(constraint).message("```tool_code\nf(x=1)\ng()\n```")
+    assert message["content"] is None
+    calls = [
+        (c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in message["tool_calls"]
     ]
-    assert all(c["type"] == "function" and c["id"].startswith("call_") for c in calls)
-    assert parse_tool_output("plain answer") == ("plain answer", [])
-    assert parse_tool_output('{"name": "f", "argu') == ('{"name": "f", "argu', [])
+    assert calls == [("f", {"x": 1}), ("g", {})]
 
 
-@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
-def test_streamed_tool_calls_equal_the_whole_parse(size: int) -> None:
-    text = '[{"name": "f", "arguments": {"x": 1, "s": "}]\\"{"}}, {"name": "g", "arguments": {}}]'
-    parser = ToolStreamParser()
-    deltas = []
-    for i in range(0, len(text), size):
-        deltas += parser.feed(text[i : i + size])
-    deltas += parser.finish()
-    calls = [d["tool_calls"][0] for d in deltas]
-    assert [c["index"] for c in calls] == [0, 1]
-    expected = parse_tool_output(text)[1]
-    assert [c["function"] for c in calls] == [c["function"] for c in expected]
+def test_parallel_false_named_and_auto() -> None:
+    single = _tools({"tool_choice": "required", "parallel_tool_calls": False}).build()
+    assert accepts(single, "```tool_code\ng()\n```")
+    assert not accepts(single, "```tool_code\nf(x=1)\ng()\n```")
+    named = _tools({"tool_choice": {"type": "function", "function": {"name": "g"}}}).build()
+    assert accepts(named, "```tool_code\ng()\n```")
+    assert not accepts(named, "```tool_code\nf(x=1)\n```")
+    auto = _tools({"tool_choice": "auto"})
+    assert accepts(auto.build(), "It is sunny.")
+    assert accepts(auto.build(), "Let me see.\n```tool_code\nf(x=2)\n```")
+    message = output_reader(auto).message("It is sunny.")
+    assert message == {"role": "assistant", "content": "It is sunny."}
 
 
-def test_streamed_text_answer_is_content() -> None:
-    parser = ToolStreamParser()
-    deltas = parser.feed("  ") + parser.feed("Hi") + parser.feed(" there") + parser.finish()
-    assert "".join(d["content"] for d in deltas) == "  Hi there"
+def test_the_request_may_name_its_own_format() -> None:
+    constraint = _tools({"tool_choice": "required", "tool_format": "hermes"})
+    assert constraint.chat is not None and constraint.chat.format is HERMES
+    assert accepts(constraint.build(), '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>')
+    with pytest.raises(ApiError) as info:
+        _tools({"tool_format": "nope"})
+    assert info.value.status == 400 and info.value.code == "unknown_tool_format"
+    assert "hermes" in info.value.message and "gemma" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        ({"tool_choice": {"type": "function", "function": {"name": "nope"}}}, "no tool named"),
+        ({"tool_choice": "sometimes"}, "unknown tool_choice"),
+        (
+            {"tool_choice": "auto", "response_format": {"type": "json_object"}},
+            "not supported together",
+        ),
+        ({"reasoning": True}, "no reasoning section"),  # gemma has no think section
+    ],
+)
+def test_bad_tool_requests_fail_when_built(body: dict[str, Any], match: str) -> None:
+    constraint = _tools(body)
+    with pytest.raises(StructuralTagError, match=match) as info:
+        constraint.build()
+    error = from_constraint_error(info.value, constraint.param)
+    assert error.status == 400 and error.param == "tools"
+
+
+def test_reasoning_with_a_think_format_and_budgets() -> None:
+    body = {"reasoning": True, "tool_format": "hermes"}
+    constraint = find_constraint(body)
+    assert constraint is not None and constraint.param == "reasoning"
+    grammar = constraint.build()
+    assert accepts(grammar, "<think>\nhmm { not json\n</think>\n\nThe answer.")
+    message = output_reader(constraint).message("<think>\nhmm\n</think>\n\nThe answer.")
+    assert message["reasoning_content"] == "hmm" and message["content"] == "The answer."
+    assert output_reader(constraint).budget is None
+    budget = find_constraint({**body, "reasoning": {"budget": 8}})
+    assert budget is not None and budget.build() is not None
+    assert output_reader(budget).budget == gs.tool_formats.ReasoningBudget("<think>", "</think>", 8)
+    with pytest.raises(StructuralTagError, match="budget"):
+        bad = find_constraint({**body, "reasoning": {"budget": -1}})
+        assert bad is not None
+        bad.build()
+
+
+def test_streamed_deltas_add_up_to_the_message() -> None:
+    constraint = _tools({"tool_choice": "auto"}, fmt=HERMES)
+    constraint.build()
+    text = 'Checking.\n<tool_call>\n{"name": "f", "arguments": {"x": 7}}\n</tool_call>'
+    stream = output_reader(constraint).stream()
+    deltas = [d for i in range(0, len(text), 3) for d in stream.feed(text[i : i + 3])]
+    deltas += stream.finish()
+    content = "".join(d.get("content", "") for d in deltas)
+    pieces = [p for d in deltas for p in d.get("tool_calls", [])]
+    assert content == "Checking."
+    assert pieces[0]["function"]["name"] == "f" and pieces[0]["id"].startswith("call_")
+    assert json.loads("".join(p["function"]["arguments"] for p in pieces)) == {"x": 7}
+    whole = stream.message()
+    assert whole["tool_calls"][0]["id"] == pieces[0]["id"]
+
+
+def test_ollama_tools_and_think() -> None:
+    constraint = _tools({"think": True}, fmt=HERMES, dialect="ollama")
+    assert constraint.chat is not None and constraint.chat.body["reasoning"] is True
+    grammar = constraint.build()
+    assert accepts(grammar, "<think>\nx\n</think>\n\nDone.")
+    with pytest.raises(ApiError):
+        find_constraint({"think": [1]}, dialect="ollama")
+
+
+def test_tool_history_for_a_template_without_tools() -> None:
+    messages = [
+        {"role": "user", "content": "Add."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "name": "f", "content": "2"},
+    ]
+    out = tool_messages(messages, None, GEMMA, TOOLS)
+    assert out[0]["role"] == "system" and "```tool_code\nf(x=1)\n```" in out[0]["content"]
+    assert out[2] == {"role": "assistant", "content": "```tool_code\nf(x=1)\n```"}
+    assert out[3] == {"role": "user", "content": "Result of f: 2"}
+    native = tool_messages(messages, QWEN_TEMPLATE, HERMES, TOOLS)
+    assert native[1]["tool_calls"][0]["function"]["arguments"] == {"x": 1}  # decoded
+    assert native[2]["role"] == "tool" and len(native) == 3
 
 
 # ---- text and sampling -----------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import gbnf_sampler as gs
-from gbnf_sampler.errors import StructuralTagError
+from gbnf_sampler.errors import UnknownFormatError
 from gbnf_sampler.structural import openai
 from structural_fixtures import GEMMA_TEMPLATE, SCHEMAS, TOOLS
 
@@ -34,10 +34,10 @@ def llm() -> Any:
 
 
 def _prompt(llm: Any, fmt: gs.tool_formats.ToolFormat) -> str:
-    from gbnf_sampler.llama.chat import _chat_prompt
+    from gbnf_sampler.llama.chat import chat_prompt
 
     system = {"role": "system", "content": fmt.instructions(TOOLS)}
-    return _chat_prompt(llm, GEMMA_TEMPLATE, [system, *QUESTION])
+    return chat_prompt(llm, GEMMA_TEMPLATE, [system, *QUESTION])
 
 
 @pytest.mark.slow
@@ -141,5 +141,19 @@ def test_think_section_stays_free_and_the_answer_validates(llm: Any) -> None:
 def test_grammar_and_tools_do_not_combine(llm: Any) -> None:
     with pytest.raises(ValueError, match="do not combine"):
         _chat(llm, grammar='root ::= "x"', tools=TOOLS)
-    with pytest.raises(StructuralTagError, match="tool_format"):
-        gs.llama.chat(llm, QUESTION, tools=TOOLS)  # the GGUF has no chat template
+    with pytest.raises(UnknownFormatError, match="known formats: hermes"):
+        gs.llama.chat(llm, QUESTION, tools=TOOLS, tool_format="no-such-format")
+
+
+def test_a_gguf_without_template_gets_its_architecture_format(llm: Any) -> None:
+    # The embedded Gemma 3 GGUF has no chat template: gs.llama.chat (like the server) picks the
+    # format by the GGUF's architecture, gemma's tool_code blocks.
+    assert "tokenizer.chat_template" not in llm.metadata
+    fmt, how = gs.tool_formats.for_model(None, llm.metadata["general.architecture"])
+    assert (fmt.name, how) == ("gemma", "architecture 'gemma3'")
+    kwargs = {"tools": TOOLS, "tool_choice": "required", "parallel_tool_calls": False}
+    out = gs.llama.chat(llm, QUESTION, max_tokens=100, **kwargs)
+    assert out["choices"][0]["finish_reason"] == "tool_calls"
+    (call,) = out["choices"][0]["message"]["tool_calls"]
+    arguments = json.loads(call["function"]["arguments"])
+    jsonschema.validate(arguments, SCHEMAS[call["function"]["name"]])

@@ -2,6 +2,7 @@
 // (Python builds llama.cpp's function table from them) and access to a live sampler's context.
 // The address conversions live in shims.cc.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -28,6 +29,34 @@ void BindLlama(py::module_& m) {
     const llama::SamplerContext& context = SamplerContextAt(ctx);
     py::gil_scoped_release release;  // accepts up to t.size() tokens on a copy of the state
     return llama::AcceptablePrefix(context, t.data(), t.size());
+  });
+  // The acceptable prefix of a jump-forward draft, as one flag per token: true where the token
+  // is the only one the grammar allows at its position.
+  m.def("_unsafe_sampler_plan_draft", [](uintptr_t ctx, const std::vector<int32_t>& t) {
+    const llama::SamplerContext& context = SamplerContextAt(ctx);
+    std::unique_ptr<bool[]> only(new bool[t.size()]());
+    size_t n = 0;
+    {
+      py::gil_scoped_release release;  // fills a mask per token on a copy of the state
+      n = llama::PlanDraft(context, t.data(), t.size(), only.get());
+    }
+    return std::vector<bool>(only.get(), only.get() + n);
+  });
+  // llama::Sample: (get_logits_ith, sampler_apply, sampler_accept) addresses, a llama_context,
+  // the row, the chain (whose first sampler is this context's). Returns -1 on failure (error).
+  m.def("_unsafe_sampler_sample", [](uintptr_t ctx, uintptr_t get_logits_ith, uintptr_t apply,
+                                     uintptr_t accept, uintptr_t llama_context, int32_t row,
+                                     uintptr_t chain) {
+    llama::LlamaSampleApi api;
+    api.get_logits_ith = reinterpret_cast<decltype(api.get_logits_ith)>(get_logits_ith);
+    api.apply = reinterpret_cast<decltype(api.apply)>(apply);
+    api.accept = reinterpret_cast<decltype(api.accept)>(accept);
+    if (api.get_logits_ith == nullptr || api.apply == nullptr || api.accept == nullptr ||
+        llama_context == 0 || chain == 0) {
+      throw py::value_error("null llama.cpp function, context or chain");
+    }
+    return llama::Sample(&SamplerContextAt(ctx), api, reinterpret_cast<void*>(llama_context), row,
+                         reinterpret_cast<llama_sampler*>(chain));
   });
   m.def("_unsafe_sampler_is_terminated",
         [](uintptr_t ctx) { return SamplerContextAt(ctx).matcher.IsTerminated(); });

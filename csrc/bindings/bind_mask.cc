@@ -1,9 +1,17 @@
 // Python bindings of the compiled grammar and the token-level matcher. Ergonomics (argument
 // checks, defaults, the compile cache) live in python/gbnf_sampler/compiled.py and matcher.py;
 // bitmask checks in arrays.cc.
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -11,10 +19,12 @@
 #include "bindings/arrays.h"
 #include "bindings/bindings.h"
 #include "bindings/exclusive.h"
+#include "bindings/mask_shims.h"
 #include "bindings/shims.h"
 #include "gbnf_sampler/batch.h"
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
+#include "mask/thread_pool.h"
 
 namespace py = pybind11;
 
@@ -26,15 +36,18 @@ using PyTokenMatcher = Exclusive<TokenMatcher>;
 std::shared_ptr<CompiledGrammar> Compile(std::shared_ptr<Automaton> automaton,
                                          std::shared_ptr<Vocab> vocab, uint32_t max_state_size,
                                          uint32_t max_rollback, size_t max_history_bytes,
-                                         int64_t max_whitespace) {
+                                         int64_t max_whitespace, bool precompute) {
   const MatcherLimits limits =
       ToMatcherLimits(max_state_size, max_rollback, max_history_bytes, max_whitespace);
+  MaskCacheOptions options;
+  options.precompute = precompute;
   py::gil_scoped_release release;
   return std::const_pointer_cast<CompiledGrammar>(
-      CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits));
+      CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits, options));
 }
 
-void FillMask(PyTokenMatcher& m, py::array& bitmask, int64_t index, bool reference) {
+void FillMask(PyTokenMatcher& m, const py::object& bitmask_obj, int64_t index, bool reference) {
+  py::array bitmask = BitmaskArray(bitmask_obj, "fill_mask");
   const MaskRows row = MaskRowAt(bitmask, index);
   Run(m, kReleaseGilWork, [&](TokenMatcher& self) {
     if (reference) {
@@ -50,11 +63,49 @@ bool AcceptToken(PyTokenMatcher& m, TokenId token_id) {
   return Run(m, length, [token_id](TokenMatcher& self) { return self.AcceptToken(token_id); });
 }
 
-void FillMasksBatch(const std::vector<PyTokenMatcher*>& matchers, py::array& bitmask) {
-  const MaskRows rows = MaskRowsFor(bitmask, matchers.size());
+// Cores this process may run on (its CPU affinity; the shared pool is sized by the machine).
+size_t UsableCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<size_t>(CPU_COUNT(&set));
+#endif
+  return std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
+// matchers[i] fills targets[i] on the shared pool; in the calling thread when there is one
+// matcher or one usable core (a hand-off to a worker on the same core only adds switches).
+void FillRows(const std::vector<TokenMatcher*>& matchers, const std::vector<uint32_t*>& targets,
+              size_t num_words) {
+  if (matchers.size() <= 1 || UsableCores() <= 1) {
+    for (size_t i = 0; i < matchers.size(); ++i) matchers[i]->FillMask(targets[i], num_words);
+    return;
+  }
+  detail::ThreadPool::Shared().ParallelFor(
+      matchers.size(), [&](size_t i) { matchers[i]->FillMask(targets[i], num_words); });
+}
+
+// rows: None fills row i for matchers[i]; else row rows[i] (the rows an engine's batch uses).
+void FillMasksBatch(const std::vector<PyTokenMatcher*>& matchers, const py::object& bitmask_obj,
+                    const std::optional<std::vector<int64_t>>& rows) {
+  py::array bitmask = BitmaskArray(bitmask_obj, "fill_masks");
+  std::vector<uint32_t*> targets;
+  if (rows.has_value()) {
+    if (rows->size() != matchers.size()) {
+      throw py::value_error("fill_masks: " + std::to_string(matchers.size()) +
+                            " matchers but " + std::to_string(rows->size()) + " rows");
+    }
+    targets = MaskRowPointers(bitmask, *rows);
+  } else {
+    const MaskRows mask_rows = MaskRowsFor(bitmask, matchers.size());
+    for (size_t i = 0; i < matchers.size(); ++i) {
+      targets.push_back(mask_rows.words + i * mask_rows.stride);
+    }
+  }
+  if (targets.empty()) return;
+  const size_t num_words = static_cast<size_t>(bitmask.shape(bitmask.ndim() - 1));
   ExclusiveBatch<TokenMatcher> batch(matchers);
   py::gil_scoped_release release;
-  FillMasks(batch.values(), rows.words, rows.stride, rows.num_words);
+  FillRows(batch.values(), targets, num_words);
 }
 
 std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers,
@@ -71,17 +122,38 @@ std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers
 }  // namespace
 
 void BindMask(py::module_& m) {
-  m.def("fill_masks", &FillMasksBatch, py::arg("matchers"), py::arg("bitmask"));
+  m.def("fill_masks", &FillMasksBatch, py::arg("matchers"), py::arg("bitmask"),
+        py::arg("rows") = py::none());
+  m.def("bitmask_array",
+        [](const py::object& bitmask, const std::string& fn) {
+          return BitmaskArray(bitmask, fn.c_str());
+        },
+        py::arg("bitmask"), py::arg("fn") = "bitmask");
   m.def("accept_tokens", &AcceptTokensBatch, py::arg("matchers"), py::arg("token_ids"));
+  m.def("set_mask_memory_budget", &SetMaskMemoryBudget, py::arg("bytes"));
+  m.def("mask_memory_budget", &MaskMemoryBudget);
+  m.def("shared_mask_cache_stats", &SharedCacheStatsDict);
+  m.def("clear_shared_mask_cache", &ClearSharedMaskCache);
+  m.attr("MASK_LIMITS") = MaskLimitsDict();
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
                   py::arg("max_state_size"), py::arg("max_rollback"),
-                  py::arg("max_history_bytes"), py::arg("max_whitespace") = -1)
+                  py::arg("max_history_bytes"), py::arg("max_whitespace"),
+                  py::arg("precompute"))
       .def_property_readonly("vocab_size",
                              [](const CompiledGrammar& c) { return c.vocab().size(); })
       .def_property_readonly("cache_bytes", &CompiledGrammar::CacheBytes)
       .def_property_readonly("cached_states", &CompiledGrammar::CachedStates)
       .def("state_mask_sizes", &StateMaskSizes)
+      .def("cache_stats", &CacheStatsDict)
+      .def("save_cache", &SaveCacheFile, py::arg("path"))
+      .def("load_cache", &LoadCacheFile, py::arg("path"))
+      .def_property_readonly("cache_file_name", &CacheFileName)
+      .def("_classify", &ClassifyForTest, py::arg("state"), py::arg("reference"),
+           py::arg("chunks"))
+      .def("_classify_job", &ClassifyJobForTest, py::arg("state"), py::arg("chunks"),
+           py::arg("helpers"), py::arg("rescuers"))
+      .def("_state_key", &StateKeyForTest, py::arg("state"))
       .def_property_readonly("num_states",
                              [](const CompiledGrammar& c) { return c.automaton().num_states(); });
 
@@ -128,12 +200,12 @@ void BindMask(py::module_& m) {
                  Run(self, kReleaseGilWork, [](TokenMatcher& t) { return t.ForcedBytes(); }));
            })
       .def("fill_mask",
-           [](PyTokenMatcher& self, py::array& bitmask, int64_t index) {
+           [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
              FillMask(self, bitmask, index, false);
            },
            py::arg("bitmask"), py::arg("index"))
       .def("fill_mask_reference",
-           [](PyTokenMatcher& self, py::array& bitmask, int64_t index) {
+           [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
              FillMask(self, bitmask, index, true);
            },
            py::arg("bitmask"), py::arg("index"))

@@ -5,7 +5,6 @@
 #include "grammar/lexer.h"
 #include "mask/mask_cache.h"
 #include "mask/whitespace_filter.h"
-#include "support/bits.h"
 
 namespace gbnf {
 namespace {
@@ -49,15 +48,14 @@ int64_t ResolveOne(const Grammar& g, const Node& node, const Vocab& vocab) {
 
 std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
     std::shared_ptr<const Automaton> automaton, std::shared_ptr<const Vocab> vocab,
-    const MatcherLimits& limits) {
+    const MatcherLimits& limits, const MaskCacheOptions& options) {
   std::shared_ptr<CompiledGrammar> cg(new CompiledGrammar());
   cg->automaton_ = std::move(automaton);
   cg->vocab_ = std::move(vocab);
   cg->limits_ = limits;
   cg->ResolveTokenRefs();
-  cg->BuildAnyToken();
   cg->mask_cache_ = std::make_unique<const MaskCache>(cg->automaton_, cg->vocab_,
-                                                     limits.max_state_size);
+                                                     limits.max_state_size, options);
   if (limits.max_whitespace != kNoWhitespaceLimit) {
     cg->whitespace_ =
         std::make_unique<const detail::WhitespaceFilter>(*cg->vocab_, limits.max_whitespace);
@@ -69,6 +67,7 @@ CompiledGrammar::~CompiledGrammar() = default;
 
 size_t CompiledGrammar::CacheBytes() const { return mask_cache_->bytes(); }
 size_t CompiledGrammar::CachedStates() const { return mask_cache_->states(); }
+MaskCacheStats CompiledGrammar::CacheStats() const { return mask_cache_->Stats(); }
 
 void CompiledGrammar::ResolveTokenRefs() {
   const Grammar& g = automaton_->grammar();
@@ -78,16 +77,6 @@ void CompiledGrammar::ResolveTokenRefs() {
     if (node.kind == NodeKind::kTokenRef) (*ids)[i] = ResolveOne(g, node, *vocab_);
   }
   token_ids_ = std::move(ids);
-}
-
-void CompiledGrammar::BuildAnyToken() {
-  const size_t v = vocab_->size();
-  any_token_.assign(detail::WordsFor(v), 0);
-  for (size_t id = 0; id < v; ++id) {
-    TokenId t = static_cast<TokenId>(id);
-    if (vocab_->IsEos(t) || vocab_->Token(t).empty()) continue;
-    detail::SetBit(any_token_.data(), id);
-  }
 }
 
 }  // namespace gbnf

@@ -1,7 +1,8 @@
 // The adaptive token-mask cache of a CompiledGrammar: one StateMask per automaton state (see
-// state_mask.h), filled on the first step that needs it, and the trie bytes its walks read.
-// Thread-safe: one thread fills an entry (std::call_once) and publishes it; a filled entry is
-// then read with one acquire load, no lock and no call out of the caller's file.
+// state_mask.h), filled on the first step that needs it, by background workers ahead of time, or
+// from the shared cache (see cache_core.h for who fills an entry and how work is shared).
+// Thread-safe: a filled entry is read with one acquire load, no lock and no call out of the
+// caller's file. Dropping the cache cancels the background work still queued for it.
 // Internal: the public CompiledGrammar names this type only as an incomplete one.
 #pragma once
 
@@ -9,49 +10,36 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
 #include "gbnf_sampler/compiled_grammar.h"
+#include "mask/cache_core.h"
 #include "mask/state_mask.h"
-#include "mask/trie_bytes.h"
 
 namespace gbnf {
 
 class CompiledGrammar::MaskCache {
  public:
   MaskCache(std::shared_ptr<const Automaton> automaton, std::shared_ptr<const Vocab> vocab,
-            uint32_t max_state_size);
+            uint32_t max_state_size, const MaskCacheOptions& options);
   ~MaskCache();
   MaskCache(const MaskCache&) = delete;
   MaskCache& operator=(const MaskCache&) = delete;
 
-  // The trie's token bytes in trie order (shared by the compiled grammars of a vocabulary).
-  const detail::TrieBytes& trie_bytes() const { return *trie_bytes_; }
-
   // The entry of `state`, computed on first use.
   const detail::StateMask& StateMaskOf(StateId state) const {
     const detail::StateMask* mask = published_[state].load(std::memory_order_acquire);
-    return mask != nullptr ? *mask : Fill(state);
+    return mask != nullptr ? *mask : core_->Fill(state);
   }
 
   // Bytes held by the entries filled so far, and their number.
-  size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
-  size_t states() const { return states_.load(std::memory_order_relaxed); }
+  size_t bytes() const { return core_->Stats().bytes; }
+  size_t states() const { return core_->Stats().filled; }
+  MaskCacheStats Stats() const { return core_->Stats(); }
+  detail::CacheCore& core() const { return *core_; }
 
  private:
-  const detail::StateMask& Fill(StateId state) const;
-
-  std::shared_ptr<const Automaton> automaton_;
-  std::shared_ptr<const Vocab> vocab_;
-  uint32_t max_state_size_;
-  std::shared_ptr<const detail::TrieBytes> trie_bytes_;
-  std::unique_ptr<std::once_flag[]> once_;
-  // Owned entries, written once per state inside call_once.
-  std::unique_ptr<std::unique_ptr<const detail::StateMask>[]> masks_;
-  // masks_[state].get() once filled, else null: what the lock-free read path loads.
-  std::unique_ptr<std::atomic<const detail::StateMask*>[]> published_;
-  mutable std::atomic<size_t> bytes_{0};
-  mutable std::atomic<size_t> states_{0};
+  std::shared_ptr<detail::CacheCore> core_;
+  const std::atomic<const detail::StateMask*>* published_;
 };
 
 }  // namespace gbnf

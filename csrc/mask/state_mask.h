@@ -11,9 +11,15 @@
 // (the recognizer's closure completes it), and their own cache entries cover the token.
 // So the union over the live items' states of `accepted`, plus the `dependent` tokens that pass
 // a walk from the full state, is exactly the byte-path mask (see token_matcher.cc).
+//
+// Two classifiers compute it: ClassifyState, the reference (the recognizer on every byte,
+// PrefixWalker), and ClassifyRange + MergeParts, the fast path (ConfigWalker: a table of the
+// recognizer's steps), which also splits the trie into ranges that threads classify apart.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "gbnf_sampler/automaton.h"
 #include "gbnf_sampler/vocab.h"
@@ -21,17 +27,36 @@
 
 namespace gbnf::detail {
 
-class TrieBytes;
-
 struct StateMask {
   TokenSet accepted;   // token ids
   TokenSet dependent;  // positions in the token trie
   size_t MemoryBytes() const { return accepted.MemoryBytes() + dependent.MemoryBytes(); }
 };
 
-// Classifies every token of `trie` from `state`. A token whose walk exceeds max_state_size is
-// put in `dependent` (decided per step).
+// Classifies every token of `trie` from `state` (the reference). A token whose walk exceeds
+// max_state_size is put in `dependent` (decided per step).
 StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
-                        const TrieBytes& trie_bytes, StateId state, uint32_t max_state_size);
+                        StateId state, uint32_t max_state_size);
+
+// The classification of the trie positions [from, to): accepted token ids as a bitset over the
+// vocabulary, dependent positions as a bitset over the trie.
+struct StateMaskPart {
+  std::vector<uint32_t> accepted;
+  size_t num_accepted = 0;
+  std::vector<uint32_t> dependent;
+  size_t num_dependent = 0;
+};
+
+// The fast path over [from, to), the same answer as ClassifyState's on those positions.
+void ClassifyRange(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
+                   StateId state, uint32_t max_state_size, size_t from, size_t to,
+                   StateMaskPart* out);
+
+// The parts of consecutive ranges covering the whole trie, in trie order, as one entry.
+StateMask MergeParts(std::vector<StateMaskPart>& parts, const TokenTrie& trie);
+
+// ClassifyRange over the whole trie, in one part.
+StateMask ClassifyStateFast(const std::shared_ptr<const Automaton>& automaton,
+                            const TokenTrie& trie, StateId state, uint32_t max_state_size);
 
 }  // namespace gbnf::detail

@@ -102,7 +102,7 @@ void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
   Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const TokenTrie& trie = compiled_->vocab().trie();
   scratch_->walker.Begin(&recognizer, compiled_->vocab().max_token_length());
-  detail::WalkAllTokens(scratch_->walker, trie, compiled_->mask_cache().trie_bytes(), words);
+  detail::WalkAllTokens(scratch_->walker, trie, words);
   scratch_->walker.End();
   ApplyWhitespaceBound(words);
 }
@@ -146,7 +146,7 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
   }
   if (trie == nullptr) return;
   s.walker.Begin(&recognizer, compiled_->vocab().max_token_length());
-  detail::WalkCandidates(s.walker, *trie, cache.trie_bytes(), s.candidates.data(), words);
+  detail::WalkCandidates(s.walker, *trie, s.candidates.data(), words);
   s.walker.End();
 }
 

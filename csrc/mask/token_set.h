@@ -1,9 +1,12 @@
 // A set of small integers (token ids, or positions in the token trie) stored in the smaller of
-// two forms: a sorted list or a bitset over [0, universe). Immutable once built.
+// two forms: a sorted list or a bitset over [0, universe). Immutable once built. The words live
+// in the set itself, or in memory it only views (a memory-mapped cache file, kept alive by the
+// set's `keep` reference).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "support/bits.h"
@@ -17,19 +20,39 @@ class TokenSet {
   TokenSet(const std::vector<uint32_t>& sorted, size_t universe);
   // From a bitset of WordsFor(universe) words holding `count` members (moved in when kept).
   TokenSet(std::vector<uint32_t>&& bits, size_t count, size_t universe);
+  // A view of `num_words` words at `words` (a list of `count` members, or a bitset), owned by
+  // `keep`. The caller has checked the words (members < universe, no padding bits).
+  static TokenSet View(const uint32_t* words, size_t num_words, size_t count, bool bitset,
+                       std::shared_ptr<const void> keep);
+
+  TokenSet(const TokenSet& o) { *this = o; }
+  TokenSet& operator=(const TokenSet& o);
+  TokenSet(TokenSet&& o) noexcept { *this = std::move(o); }
+  TokenSet& operator=(TokenSet&& o) noexcept;
 
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
-  bool is_bitset() const { return !bits_.empty(); }
-  size_t MemoryBytes() const { return list_.capacity() * 4 + bits_.capacity() * 4; }
+  bool is_bitset() const { return bitset_; }
+  // The stored words: a list's members, or the bitset's words.
+  const uint32_t* words() const { return data_; }
+  size_t num_words() const { return num_words_; }
+  // Heap bytes owned by the set (0 for a view).
+  size_t MemoryBytes() const { return owned_.capacity() * 4; }
+  // Members, ascending.
+  std::vector<uint32_t> Members() const;
 
   // SetBit(words, v) for every member v. `words` covers the universe.
   void OrInto(uint32_t* words) const;
 
  private:
-  std::vector<uint32_t> list_;
-  std::vector<uint32_t> bits_;
+  void Own(std::vector<uint32_t>&& words, bool bitset);
+
+  std::vector<uint32_t> owned_;
+  std::shared_ptr<const void> keep_;
+  const uint32_t* data_ = nullptr;
+  size_t num_words_ = 0;
   size_t size_ = 0;
+  bool bitset_ = false;
 };
 
 }  // namespace gbnf::detail

@@ -1,13 +1,13 @@
 #include "mask/trie_walks.h"
 
+#include "mask/trie_range.h"
 #include "support/bits.h"
 
 namespace gbnf::detail {
 
-void WalkAllTokens(PrefixWalker& walker, const TokenTrie& trie, const TrieBytes& tb,
-                   uint32_t* words) {
+void WalkAllTokens(PrefixWalker& walker, const TokenTrie& trie, uint32_t* words) {
   WalkTrie(
-      trie, tb,
+      trie,
       [&](size_t pos, uint32_t keep, std::string_view add) {
         const size_t n = walker.Extend(keep, add);
         if (n == add.size()) SetBit(words, static_cast<uint32_t>(trie.token_id(pos)));
@@ -39,8 +39,8 @@ uint32_t CommonPrefix(std::string_view a, std::string_view b, uint32_t limit) {
 
 }  // namespace
 
-void WalkCandidates(PrefixWalker& walker, const TokenTrie& trie, const TrieBytes& tb,
-                    const uint32_t* candidates, uint32_t* words) {
+void WalkCandidates(PrefixWalker& walker, const TokenTrie& trie, const uint32_t* candidates,
+                    uint32_t* words) {
   const size_t size = trie.size();
   std::string_view held_bytes;  // the walker holds a prefix of these bytes
   for (size_t pos = NextSetBit(candidates, size, 0); pos < size;) {
@@ -49,7 +49,7 @@ void WalkCandidates(PrefixWalker& walker, const TokenTrie& trie, const TrieBytes
       pos = NextSetBit(candidates, size, pos + 1);
       continue;
     }
-    std::string_view bytes = tb.at(pos);
+    std::string_view bytes = trie.bytes(pos);
     uint32_t keep = CommonPrefix(held_bytes, bytes, walker.held());
     size_t n = walker.Extend(keep, bytes.substr(keep));
     held_bytes = bytes;

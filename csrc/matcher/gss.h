@@ -74,6 +74,20 @@ class Gss {
     in_use_ = m.in_use;
   }
 
+  // Raw access for the mask walk's memo (mask/config_walker.cc), which saves the nodes and
+  // entries one step created and puts them back, at the same ids, later.
+  size_t num_nodes() const { return nodes_.size(); }
+  size_t num_conts() const { return conts_.size(); }
+  const GssNode* nodes_data() const { return nodes_.data(); }
+  const GssCont* conts_data() const { return conts_.data(); }
+  // Appends saved nodes and entries (speculative mode); the stack then holds `after`.
+  void AppendSaved(const GssNode* nodes, size_t num_nodes, const GssCont* conts,
+                   size_t num_conts, const MarkPoint& after) {
+    nodes_.insert(nodes_.end(), nodes, nodes + num_nodes);
+    conts_.insert(conts_.end(), conts, conts + num_conts);
+    in_use_ = after.in_use;
+  }
+
   // Collection: MarkFrom for every root item's node, then Sweep.
   bool ShouldCollect() const { return in_use_ > collect_threshold_; }
   void MarkFrom(uint32_t node);

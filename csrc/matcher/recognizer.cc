@@ -53,8 +53,8 @@ void Recognizer::MergeState(const std::vector<Item>& items, bool complete) {
   complete_ = complete_ || complete;
 }
 
-void Recognizer::SetState(const std::vector<Item>& items, bool complete) {
-  items_.assign(items.begin(), items.end());
+void Recognizer::SetState(const Item* first, const Item* last, bool complete) {
+  items_.assign(first, last);
   complete_ = complete;
 }
 

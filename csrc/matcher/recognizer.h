@@ -30,7 +30,10 @@ class Recognizer {
 
   bool complete() const { return complete_; }
   const std::vector<Item>& items() const { return items_; }
-  void SetState(const std::vector<Item>& items, bool complete);
+  void SetState(const std::vector<Item>& items, bool complete) {
+    SetState(items.data(), items.data() + items.size(), complete);
+  }
+  void SetState(const Item* first, const Item* last, bool complete);
   // Token-level hook: adds `items` (closed item sets of the same GSS) to the current set.
   void MergeState(const std::vector<Item>& items, bool complete);
   // Token-level hook: token references resolved against a vocabulary, token_ids[node] for every

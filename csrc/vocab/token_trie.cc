@@ -67,9 +67,22 @@ TokenTrie::TokenTrie(const Vocab& vocab) : vocab_(&vocab) {
   std::sort(normal.begin(), normal.end());
   ids_.reserve(normal.size());
   lcp_.reserve(normal.size());
+  offsets_.reserve(normal.size() + 1);
+  offsets_.push_back(0);
+  size_t total = 0;
+  for (const SortEntry& e : normal) total += e.bytes.size();
+  bytes_.reserve(total);
   for (size_t p = 0; p < normal.size(); ++p) {
     ids_.push_back(normal[p].id);
     lcp_.push_back(p == 0 ? 0 : CommonPrefix(normal[p - 1].bytes, normal[p].bytes));
+    bytes_.append(normal[p].bytes);
+    offsets_.push_back(static_cast<uint32_t>(bytes_.size()));
+  }
+  any_token_.assign((vocab.size() + 31) / 32, 0);
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    const auto id = static_cast<TokenId>(i);
+    if (vocab.TokenUnchecked(id).empty() || vocab.IsEos(id)) continue;
+    any_token_[i / 32] |= uint32_t{1} << (i % 32);
   }
   next_lower_ = NextLower(lcp_);
   subtree_end_.reserve(normal.size());

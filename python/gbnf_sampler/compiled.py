@@ -7,17 +7,40 @@ else :class:`GrammarError` with ``code`` ``"token_id_out_of_range"``, ``"unknown
 ``"ambiguous_token"``) and costs milliseconds: the per-state token-mask cache is filled lazily,
 the first time a state is met.
 
+Filling the mask cache (see ``docs/notes/masks.md``):
+
+* first use: a state's entry is classified by a walk of the vocabulary's token trie that steps a
+  memo of the parser's byte steps (a lazily built DFA), split across idle cores for large
+  vocabularies;
+* shared cache: a classification is keyed by the part of the automaton the walk reads, so states
+  of any grammar compiled against the same :class:`Vocab` that reach the same place (a JSON string
+  body, a number, an identifier) reuse it; process-wide, within the memory budget;
+* background precompute (``precompute=True``): after compile, idle cores classify the states
+  reachable from the start, nearest first; a matcher that needs a state in flight joins that
+  work; dropping the grammar stops it;
+* cache files (``cache_dir=...``, off by default): the filled entries are saved per grammar and
+  vocabulary fingerprint (:meth:`CompiledGrammar.save_cache`, and at interpreter exit) and
+  memory-mapped by a later compile after checking format version, fingerprints and checksums;
+  a file that fails a check is ignored with a :class:`MaskCacheWarning`.
+
 Compiled grammars are cached by (grammar text, root, vocabulary fingerprint, limits) in a
 process-wide LRU whose budget is :data:`limits.DEFAULT_CACHE_LIMIT_BYTES` (256 MiB of
 mask-cache memory, checked at each compile; change it with :func:`set_cache_limit_bytes`, 0
-disables the cache) and at most :data:`limits.MAX_CACHE_ENTRIES` (128) grammars (their mask
-caches fill lazily, so a new entry weighs almost nothing when it is added).
+disables the cache) and at most :data:`limits.MAX_CACHE_ENTRIES` (128) grammars. The same budget
+bounds the shared cache and stops background precompute.
 """
 
 from __future__ import annotations
 
+import atexit
+import logging
+import os
 import threading
+import warnings
+import weakref
 from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from . import _core
@@ -32,20 +55,56 @@ from .limits import (
 from .validation import GRAMMAR_DEFAULT, GrammarDefault, check_uint32, whitespace_bound
 from .vocab import Vocab
 
+logger = logging.getLogger(__name__)
+
 _cache_lock = threading.Lock()
 _cache: OrderedDict[tuple[Any, ...], CompiledGrammar] = OrderedDict()
 _cache_limit_bytes = DEFAULT_CACHE_LIMIT_BYTES
+# Grammars compiled with a cache_dir, saved at interpreter exit.
+_autosave: weakref.WeakSet[CompiledGrammar] = weakref.WeakSet()
+
+
+class MaskCacheWarning(UserWarning):
+    """A mask cache file was not used (corrupt, truncated, foreign, or unwritable)."""
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """What a compiled grammar's mask cache holds (:meth:`CompiledGrammar.stats`)."""
+
+    states: int  # automaton states (possible entries)
+    filled: int  # entries filled
+    classified: int  # entries classified by a trie walk of this grammar
+    background: int  # ... of which on background workers
+    shared: int  # entries taken from the shared cache
+    loaded: int  # entries loaded from a cache file
+    bytes: int  # memory of the filled entries
+    shared_bytes: int  # ... of which also held by the shared cache
+    mapped_bytes: int  # ... of which in a memory-mapped cache file
+    precompute_running: bool  # background precompute has states left
+
+
+@dataclass(frozen=True)
+class SharedCacheStats:
+    """The process-wide shared mask cache (:func:`shared_cache_stats`)."""
+
+    entries: int
+    bytes: int
+    limit_bytes: int
+    hits: int
+    live_entry_bytes: int  # entries of every live compiled grammar
 
 
 class CompiledGrammar:
     """A grammar compiled against a vocabulary (see :func:`compile`)."""
 
-    __slots__ = ("_native", "grammar", "vocab")
+    __slots__ = ("__weakref__", "_cache_file", "_native", "grammar", "vocab")
 
     def __init__(self, native: _core.CompiledGrammar, grammar: Grammar, vocab: Vocab) -> None:
         self._native = native
         self.grammar = grammar
         self.vocab = vocab
+        self._cache_file: Path | None = None
 
     @property
     def vocab_size(self) -> int:
@@ -59,6 +118,42 @@ class CompiledGrammar:
     @property
     def cached_states(self) -> int:
         return int(self._native.cached_states)
+
+    def stats(self) -> CacheStats:
+        """The mask cache's entries by origin and its memory."""
+        return CacheStats(**self._native.cache_stats())
+
+    @property
+    def cache_file(self) -> Path | None:
+        """The file :meth:`save_cache` writes (set by ``compile(cache_dir=...)``)."""
+        return self._cache_file
+
+    def save_cache(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Writes the filled mask-cache entries to ``path`` (default: :attr:`cache_file`), through
+        a temporary file renamed over it. Raises ``ValueError`` without a path, ``OSError`` when
+        the file cannot be written."""
+        target = Path(path) if path is not None else self._cache_file
+        if target is None:
+            raise ValueError("save_cache needs a path (or compile(..., cache_dir=...))")
+        try:
+            self._native.save_cache(str(target))
+        except ValueError as e:
+            raise OSError(str(e)) from None
+        return target
+
+    def _load_cache(self, cache_dir: str | os.PathLike[str]) -> None:
+        directory = Path(cache_dir)
+        self._cache_file = directory / self._native.cache_file_name
+        _autosave.add(self)
+        if not self._cache_file.exists():
+            return
+        loaded, error = self._native.load_cache(str(self._cache_file))
+        if error:
+            message = f"ignoring mask cache file {self._cache_file}: {error}"
+            logger.warning(message)
+            warnings.warn(message, MaskCacheWarning, stacklevel=3)
+        else:
+            logger.debug("loaded %d mask-cache entries from %s", loaded, self._cache_file)
 
     def __repr__(self) -> str:
         return (
@@ -80,6 +175,16 @@ def _evict_locked() -> None:
         total -= old.cache_bytes
 
 
+def _check_compile_args(grammar: Grammar, vocab: Vocab, limits: tuple[int, int, int]) -> None:
+    if not isinstance(grammar, Grammar):
+        raise TypeError(f"compile expects a gbnf_sampler.Grammar, got {type(grammar).__name__}")
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"compile expects a gbnf_sampler.Vocab, got {type(vocab).__name__}")
+    check_uint32("max_state_size", limits[0], 1)
+    check_uint32("max_rollback", limits[1], 0)
+    check_uint32("max_history_bytes", limits[2], 0, 2**63)
+
+
 def compile(
     grammar: Grammar,
     vocab: Vocab,
@@ -89,58 +194,91 @@ def compile(
     max_history_bytes: int = DEFAULT_MAX_HISTORY_BYTES,
     max_whitespace: int | GrammarDefault | None = GRAMMAR_DEFAULT,
     cache: bool = True,
+    precompute: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> CompiledGrammar:
     """Compiles ``grammar`` against ``vocab`` (cached; see the module docstring). The limits
     are those of its matchers (see :class:`gbnf_sampler.Matcher`); ``max_whitespace`` bounds
     every run of whitespace bytes (space, tab, LF, CR) in the output, exactly: a token that would
     make a longer run is never allowed (default: ``grammar.max_whitespace``, None for GBNF,
-    :func:`gbnf_sampler.schema.output_whitespace_bound` for JSON Schema grammars)."""
-    if not isinstance(grammar, Grammar):
-        raise TypeError(f"compile expects a gbnf_sampler.Grammar, got {type(grammar).__name__}")
-    if not isinstance(vocab, Vocab):
-        raise TypeError(f"compile expects a gbnf_sampler.Vocab, got {type(vocab).__name__}")
-    check_uint32("max_state_size", max_state_size, 1)
-    check_uint32("max_rollback", max_rollback, 0)
-    check_uint32("max_history_bytes", max_history_bytes, 0, 2**63)
+    :func:`gbnf_sampler.schema.output_whitespace_bound` for JSON Schema grammars).
+    ``precompute`` classifies the reachable states on background workers; ``cache_dir`` loads
+    and saves the mask cache there (saved entries are unfiltered: the whitespace bound is applied
+    after the cache)."""
+    _check_compile_args(grammar, vocab, (max_state_size, max_rollback, max_history_bytes))
     ws = whitespace_bound(max_whitespace, grammar.max_whitespace)
     limits = (max_state_size, max_rollback, max_history_bytes, ws)
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise TypeError(f"cache_dir must be a path, got {type(cache_dir).__name__}")
     key = _key(grammar, vocab, *limits) if cache else None
+    compiled = None
     if key is not None:
         with _cache_lock:
-            hit = _cache.get(key)
-            if hit is not None:
+            compiled = _cache.get(key)
+            if compiled is not None:
                 _cache.move_to_end(key)
-                return hit
-    native = _core.CompiledGrammar.compile(grammar.automaton(), vocab._native, *limits)
-    compiled = CompiledGrammar(native, grammar, vocab)
-    if key is not None:
-        with _cache_lock:
-            compiled = _cache.setdefault(key, compiled)
-            _cache.move_to_end(key)
-            _evict_locked()
+    if compiled is None:
+        native = _core.CompiledGrammar.compile(
+            grammar.automaton(), vocab._native, *limits, precompute=bool(precompute)
+        )
+        compiled = CompiledGrammar(native, grammar, vocab)
+        if key is not None:
+            with _cache_lock:
+                compiled = _cache.setdefault(key, compiled)
+                _cache.move_to_end(key)
+                _evict_locked()
+    if cache_dir is not None and compiled.cache_file is None:
+        compiled._load_cache(cache_dir)
     return compiled
 
 
 def set_cache_limit_bytes(limit: int) -> None:
-    """Sets the compile cache's memory budget (bytes of mask cache); 0 disables caching."""
+    """Sets the memory budget of the mask caches (bytes): the compile cache's, the shared
+    cache's, and where background precompute stops; 0 disables the compile and shared caches."""
     global _cache_limit_bytes
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise ValueError(f"cache limit must be an int >= 0, got {limit!r}")
     with _cache_lock:
         _cache_limit_bytes = limit
+        _core.set_mask_memory_budget(limit)
         _evict_locked()
 
 
+def shared_cache_stats() -> SharedCacheStats:
+    """The process-wide shared mask cache: entries, bytes, budget, hits."""
+    return SharedCacheStats(**_core.shared_mask_cache_stats())
+
+
 def clear_cache() -> None:
+    """Empties the compile cache and the shared mask cache (grammars in use keep their entries)."""
     with _cache_lock:
         _cache.clear()
+    _core.clear_shared_mask_cache()
+
+
+def _save_at_exit() -> None:
+    for compiled in list(_autosave):
+        s = compiled.stats()
+        if s.filled <= s.loaded:
+            continue
+        try:
+            compiled.save_cache()
+        except OSError as e:
+            logger.warning("could not save the mask cache: %s", e)
+
+
+atexit.register(_save_at_exit)
 
 
 __all__ = [
     "DEFAULT_CACHE_LIMIT_BYTES",
     "MAX_CACHE_ENTRIES",
+    "CacheStats",
     "CompiledGrammar",
+    "MaskCacheWarning",
+    "SharedCacheStats",
     "clear_cache",
     "compile",
     "set_cache_limit_bytes",
+    "shared_cache_stats",
 ]

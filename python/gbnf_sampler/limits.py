@@ -27,9 +27,20 @@ MAX_RULE_STACKS = 16
 # Automaton builder.
 MAX_AUTOMATON_SIZE = 16 << 20
 MAX_AUTOMATON_NESTING = 1000
-# Compiled-grammar cache (gs.compiled.set_cache_limit_bytes changes the budget).
+# Compiled-grammar cache (gs.compiled.set_cache_limit_bytes changes the budget). The same budget
+# bounds the shared mask cache and stops background precompute.
 DEFAULT_CACHE_LIMIT_BYTES = 256 << 20
 MAX_CACHE_ENTRIES = 128
+# Mask cache (fixed bounds of csrc/mask/, read from the extension).
+_MASK = _core.MASK_LIMITS
+MAX_SHARED_KEY_STATES: int = _MASK["max_key_states"]
+MAX_WALK_CONFIGS: int = _MASK["max_walk_configs"]
+MAX_CLASSIFY_CHUNKS: int = _MASK["max_classify_chunks"]
+MASK_FILE_VERSION: int = _MASK["mask_file_version"]
+# Serving-engine adapters (gbnf_sampler.engines): request specs -> converted grammars, per engine.
+ENGINE_GRAMMAR_CACHE_ENTRIES = 256
+# Compile threads of one engine adapter (at most; fewer on a smaller machine).
+ENGINE_COMPILE_THREADS = 8
 # JSON Schema converter.
 MAX_SCHEMA_DEPTH = 128
 MAX_SCHEMA_NESTING = 200
@@ -78,6 +89,10 @@ SERVE_DEFAULT_PARALLEL = 4
 SERVE_DEFAULT_QUEUE = 64
 SERVE_DEFAULT_CTX = 4096
 SERVE_PREFILL_CHUNK = 512
+# Jump-forward on llama.cpp: draft tokens evaluated in one batch with a sampled token. 6 keeps
+# the batch at 7 tokens, the most that llama.cpp's CPU kernels compute exactly as one token at a
+# time (flash attention on, weights not repacked; measured on llama-cpp-python 0.3.36).
+DEFAULT_MAX_DRAFT_TOKENS = 6
 
 
 @dataclass(frozen=True)
@@ -196,6 +211,30 @@ LIMITS: tuple[Limit, ...] = (
     ),
     Limit("compiled grammars cached", MAX_CACHE_ENTRIES, "", "`gs.limits.MAX_CACHE_ENTRIES`"),
     Limit(
+        "shared mask cache memory; background precompute stops past it (with the live entries)",
+        DEFAULT_CACHE_LIMIT_BYTES,
+        "bytes",
+        "`gs.compiled.set_cache_limit_bytes(...)`",
+    ),
+    Limit(
+        "automaton states a shared-cache key spans (larger states are not shared)",
+        MAX_SHARED_KEY_STATES,
+        "",
+        "`gs.limits.MAX_SHARED_KEY_STATES`",
+    ),
+    Limit(
+        "parser configurations memoized per classification walk (1 KiB each)",
+        MAX_WALK_CONFIGS,
+        "",
+        "`gs.limits.MAX_WALK_CONFIGS` (past it, steps run the parser)",
+    ),
+    Limit(
+        "threads one classification is split across",
+        MAX_CLASSIFY_CHUNKS,
+        "",
+        "`gs.limits.MAX_CLASSIFY_CHUNKS`",
+    ),
+    Limit(
         "JSON Schema document nesting",
         MAX_SCHEMA_DEPTH,
         "levels",
@@ -290,6 +329,18 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.MAX_DFA_STATES` (`SchemaError` when strict)",
     ),
     Limit(
+        "converted request grammars kept per engine (SGLang, vLLM adapters)",
+        ENGINE_GRAMMAR_CACHE_ENTRIES,
+        "",
+        "`gs.limits.ENGINE_GRAMMAR_CACHE_ENTRIES` (least recently used dropped)",
+    ),
+    Limit(
+        "grammar compile threads per engine adapter",
+        ENGINE_COMPILE_THREADS,
+        "",
+        "`EngineGrammars(compile_threads=...)`",
+    ),
+    Limit(
         "triggers of one triggered grammar or `triggered_tags`",
         MAX_TRIGGERS,
         "",
@@ -327,6 +378,12 @@ LIMITS: tuple[Limit, ...] = (
         "tokens",
         "fixed (long prompts are evaluated in chunks between other slots' steps)",
     ),
+    Limit(
+        "jump-forward draft tokens verified per batch",
+        DEFAULT_MAX_DRAFT_TOKENS,
+        "tokens",
+        "`gs.llama.generate(max_draft=...)`",
+    ),
 )
 
 
@@ -343,6 +400,7 @@ def markdown_table() -> str:
 __all__ = [
     "DEFAULT_CACHE_LIMIT_BYTES",
     "DEFAULT_JSON_MAX_WHITESPACE",
+    "DEFAULT_MAX_DRAFT_TOKENS",
     "DEFAULT_MAX_HISTORY_BYTES",
     "DEFAULT_MAX_ROLLBACK",
     "DEFAULT_MAX_STATE_SIZE",
@@ -355,11 +413,15 @@ __all__ = [
     "DOCTOR_MAX_PAIRWISE",
     "DOCTOR_MEASURE_STATE_SIZE",
     "DOCTOR_RECURSION_LIMIT",
+    "ENGINE_COMPILE_THREADS",
+    "ENGINE_GRAMMAR_CACHE_ENTRIES",
     "LIMITS",
+    "MASK_FILE_VERSION",
     "MAX_ANYOF_BRANCHES",
     "MAX_AUTOMATON_NESTING",
     "MAX_AUTOMATON_SIZE",
     "MAX_CACHE_ENTRIES",
+    "MAX_CLASSIFY_CHUNKS",
     "MAX_DEPENDENCIES",
     "MAX_DFA_STATES",
     "MAX_ENUMERATED_MULTIPLES",
@@ -379,9 +441,11 @@ __all__ = [
     "MAX_SCHEMA_KIND_DEPTH",
     "MAX_SCHEMA_LOGIC_DEPTH",
     "MAX_SCHEMA_NESTING",
+    "MAX_SHARED_KEY_STATES",
     "MAX_STRUCTURAL_TAG_DEPTH",
     "MAX_TRIGGERS",
     "MAX_UNIQUE_STATES",
+    "MAX_WALK_CONFIGS",
     "SERVE_DEFAULT_CTX",
     "SERVE_DEFAULT_PARALLEL",
     "SERVE_DEFAULT_QUEUE",

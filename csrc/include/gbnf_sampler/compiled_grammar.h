@@ -20,6 +20,43 @@ namespace detail {
 class WhitespaceFilter;  // csrc/mask/whitespace_filter.h
 }
 
+// How the token-mask cache is filled (see csrc/mask/mask_cache.h).
+struct MaskCacheOptions {
+  // Classify the states reachable from the start on background workers after compile, nearest
+  // first, within the process-wide memory budget (SetMaskMemoryBudget).
+  bool precompute = true;
+};
+
+// What the token-mask cache of one compiled grammar holds (CompiledGrammar::CacheStats).
+struct MaskCacheStats {
+  size_t states = 0;         // automaton states (possible entries)
+  size_t filled = 0;         // entries filled
+  size_t classified = 0;     // entries this grammar classified itself (a trie walk)
+  size_t background = 0;     //   of which on background workers
+  size_t shared = 0;         // entries taken from the shared cache (another state's walk)
+  size_t loaded = 0;         // entries loaded from a cache file
+  size_t bytes = 0;          // memory of the filled entries
+  size_t shared_bytes = 0;   //   of which also held by the shared cache
+  size_t mapped_bytes = 0;   //   of which in a memory-mapped cache file
+  bool precompute_running = false;  // the background plan has states left
+};
+
+// The process-wide shared (level-2) cache: classifications keyed by the part of the automaton a
+// state's walk reads, shared by every grammar compiled against the same Vocab object.
+struct SharedMaskCacheStats {
+  size_t entries = 0;
+  size_t bytes = 0;
+  size_t limit_bytes = 0;
+  uint64_t hits = 0;
+};
+
+// Memory budget of the mask caches (the shared cache's limit, and the point where background
+// precompute stops: entries of every live grammar plus the shared cache).
+void SetMaskMemoryBudget(size_t bytes);
+size_t MaskMemoryBudget();
+SharedMaskCacheStats GetSharedMaskCacheStats();
+void ClearSharedMaskCache();
+
 class CompiledGrammar {
  public:
   // Resolves token references: <[id]> must be < vocab.size(); <text> must be the text of exactly
@@ -27,7 +64,8 @@ class CompiledGrammar {
   // reference otherwise). `limits.max_state_size` also bounds the cache's walks.
   static std::shared_ptr<const CompiledGrammar> Compile(std::shared_ptr<const Automaton> automaton,
                                                         std::shared_ptr<const Vocab> vocab,
-                                                        const MatcherLimits& limits = {});
+                                                        const MatcherLimits& limits = {},
+                                                        const MaskCacheOptions& options = {});
   ~CompiledGrammar();
   CompiledGrammar(const CompiledGrammar&) = delete;
   CompiledGrammar& operator=(const CompiledGrammar&) = delete;
@@ -41,11 +79,14 @@ class CompiledGrammar {
   const std::shared_ptr<const std::vector<int64_t>>& token_ids() const { return token_ids_; }
   // Bitset over token ids (ceil(V/32) words): every non-EOS, non-empty token (what a negated
   // reference !<x> may match, x aside).
-  const std::vector<uint32_t>& any_token_words() const { return any_token_; }
+  const std::vector<uint32_t>& any_token_words() const {
+    return vocab_->trie().any_token_words();
+  }
 
   // Bytes held by the mask-cache entries filled so far, and their number.
   size_t CacheBytes() const;
   size_t CachedStates() const;
+  MaskCacheStats CacheStats() const;
 
   // The token-mask cache: an incomplete type outside the library (csrc/mask/mask_cache.h), where
   // the token-level matcher reads it.
@@ -57,13 +98,11 @@ class CompiledGrammar {
  private:
   CompiledGrammar() = default;
   void ResolveTokenRefs();
-  void BuildAnyToken();
 
   std::shared_ptr<const Automaton> automaton_;
   std::shared_ptr<const Vocab> vocab_;
   MatcherLimits limits_;
   std::shared_ptr<const std::vector<int64_t>> token_ids_;
-  std::vector<uint32_t> any_token_;
   std::unique_ptr<const MaskCache> mask_cache_;
   std::unique_ptr<const detail::WhitespaceFilter> whitespace_;
 };

@@ -144,13 +144,20 @@ class TokenTrie {
   TokenId token_id(size_t pos) const { return ids_[pos]; }
   uint32_t lcp(size_t pos) const { return lcp_[pos]; }
   uint32_t subtree_end(size_t pos) const { return subtree_end_[pos]; }
-  std::string_view bytes(size_t pos) const { return vocab_->TokenUnchecked(ids_[pos]); }
+  // Stored in trie order (position p's bytes right after position p-1's), so that walks read
+  // them sequentially instead of jumping through the vocabulary in id order.
+  std::string_view bytes(size_t pos) const {
+    return std::string_view(bytes_.data() + offsets_[pos], offsets_[pos + 1] - offsets_[pos]);
+  }
   const std::vector<TokenId>& sorted_ids() const { return ids_; }
   const std::vector<uint32_t>& lcps() const { return lcp_; }
   const std::vector<uint32_t>& subtree_ends() const { return subtree_end_; }
   // Ids left out of the trie (special, EOS or empty), ascending. The mask engine handles these
   // separately: EOS by can_terminate(), special ones only through grammar token references.
   const std::vector<TokenId>& excluded_ids() const { return excluded_; }
+  // Bitset over token ids (ceil(V/32) words): every non-EOS, non-empty token, special ones
+  // included (what a negated grammar reference !<x> may match, x aside).
+  const std::vector<uint32_t>& any_token_words() const { return any_token_; }
   const Vocab& vocab() const { return *vocab_; }
 
   // See (I4): at most len(bytes(pos)) - depth + 1 jumps. Requires pos < size(); depth 0 gives
@@ -164,6 +171,9 @@ class TokenTrie {
   std::vector<uint32_t> subtree_end_;
   std::vector<uint32_t> next_lower_;  // first q > p with lcp(q) < lcp(p) (size() if none)
   std::vector<TokenId> excluded_;
+  std::string bytes_;              // token bytes in trie order
+  std::vector<uint32_t> offsets_;  // size() + 1
+  std::vector<uint32_t> any_token_;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,9 @@ import argparse
 import os
 from typing import Any, TextIO
 
+from ..errors import UnknownFormatError
 from ..limits import SERVE_DEFAULT_CTX, SERVE_DEFAULT_PARALLEL, SERVE_DEFAULT_QUEUE
+from ..structural import formats
 from .status import EXIT_OK, EXIT_USAGE
 
 _SERVE_PACKAGES = ("starlette", "sse_starlette", "uvicorn", "anyio")
@@ -33,6 +35,13 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _tool_format(text: str) -> str:
+    try:
+        return formats.get(text).name
+    except UnknownFormatError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+
+
 def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if serve is None:
         print(f'error: {_MISSING}; run: pip install "gbnf-sampler[serve]"', file=err)
@@ -47,6 +56,7 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         threads=args.threads,
         api_key=args.api_key or os.environ.get("GBNF_SAMPLER_API_KEY") or None,
         progress=True,
+        tool_format=args.tool_format,
     )
     return EXIT_OK
 
@@ -82,6 +92,16 @@ def add_serve_parser(commands: Any) -> argparse.ArgumentParser:
         help="require 'Authorization: Bearer KEY' (default: $GBNF_SAMPLER_API_KEY, else none)",
     )
     cmd.add_argument("--threads", type=_positive, default=None, help="CPU threads for llama.cpp")
+    cmd.add_argument(
+        "--tool-format",
+        type=_tool_format,
+        default=None,
+        metavar="NAME",
+        help="tool-call format of requests with tools (one of: "
+        + ", ".join(formats.names())
+        + "); default: the one the GGUF's chat template shows, else one by the model's "
+        "architecture (gemma for Gemma 3), else hermes",
+    )
     cmd.set_defaults(run=run_serve)
     return cmd
 

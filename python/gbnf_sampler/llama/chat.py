@@ -2,9 +2,10 @@
 :func:`~gbnf_sampler.llama.generate.generate`.
 
 Tool calls and reasoning (``tools``, ``tool_choice``, ``parallel_tool_calls``, ``reasoning``)
-use the model's own tool-call format (``tool_format``, or the one detected from the GGUF's chat
-template: see :mod:`gbnf_sampler.structural.formats`): the output is free text until the
-format's marker, the calls follow their schemas, a think section stays free. The response is
+use the model's own tool-call format (``tool_format``, else the one
+:func:`gbnf_sampler.structural.formats.for_model` picks, as the server does: detected from the
+chat template, else by the GGUF's architecture, else ``hermes``): the output is free text until
+the format's marker, the calls follow their schemas, a think section stays free. The response is
 OpenAI's: ``message.tool_calls``, ``message.reasoning_content``, ``finish_reason="tool_calls"``,
 and the same fields as streaming deltas. The request-to-constraint and text-to-message steps are
 the pure functions of :mod:`gbnf_sampler.structural.openai`, shared with a server.
@@ -12,12 +13,15 @@ the pure functions of :mod:`gbnf_sampler.structural.openai`, shared with a serve
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from ..grammar import Grammar
+from ..structural import formats
+from ..structural.formats import ToolFormat
 from ..structural.openai import ChatConstraint, ChatStream, chat_constraint, finish_reason
 from .compiled import vocab_for
 from .generate import generate
@@ -38,19 +42,91 @@ def chat_prompt(
     return str(formatter(messages=cast(Any, messages), **template_args).prompt)
 
 
-def _with_instructions(
-    messages: list[dict[str, Any]], template: str | None, constraint: ChatConstraint, tools: Any
+def renders_tools(template: str | None) -> bool:
+    """Whether a chat template lays out ``tools`` (and tool calls and results) itself."""
+    return bool(template) and "tools" in str(template)
+
+
+def _decoded_arguments(call: Any) -> Any:
+    fn = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(fn, Mapping) or not isinstance(fn.get("arguments"), str):
+        return call
+    try:
+        arguments = json.loads(fn["arguments"])
+    except ValueError:
+        return call
+    return {**call, "function": {**fn, "arguments": arguments}}
+
+
+def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for call in message.get("tool_calls") or []:
+        fn = _decoded_arguments(call).get("function", {}) if isinstance(call, Mapping) else {}
+        out.append({"name": fn.get("name"), "arguments": fn.get("arguments", {})})
+    return out
+
+
+def _as_text(message: Mapping[str, Any], fmt: ToolFormat | None) -> dict[str, Any]:
+    """A tool call or tool result as plain text, for a template that knows no tools."""
+    role, content = message.get("role"), message.get("content") or ""
+    if role in ("tool", "function"):
+        name = message.get("name") or message.get("tool_name") or message.get("tool_call_id")
+        return {"role": "user", "content": f"Result of {name or 'the tool'}: {content}"}
+    if role == "assistant" and message.get("tool_calls"):
+        calls = _calls(message)
+        text = fmt.render(content, calls) if fmt is not None else json.dumps(calls)
+        return {"role": "assistant", "content": text}
+    return dict(message)
+
+
+def tool_messages(
+    messages: list[dict[str, Any]], template: str | None, fmt: ToolFormat | None, tools: Any
 ) -> list[dict[str, Any]]:
-    """Adds the format's tool instructions as a system message when the chat template does not
-    render tools itself (Gemma 3's, for one)."""
-    if constraint.format is None or not constraint.tools or (template and "tools" in template):
+    """``messages`` made ready for the chat template in a request with tools (``tools``: None
+    when none are offered). A template that renders tools gets earlier calls with their
+    arguments decoded (templates expect objects). For one that does not (Gemma 3's, or no
+    template), earlier calls are written as the format ``fmt`` writes them, tool results become
+    user messages, and the format's tool instructions are added to the system message."""
+    if renders_tools(template):
+        return [
+            {**m, "tool_calls": [_decoded_arguments(c) for c in m["tool_calls"]]}
+            if m.get("tool_calls")
+            else m
+            for m in messages
+        ]
+    messages = [_as_text(m, fmt) for m in messages]
+    if fmt is None or not tools:
         return messages
-    text = constraint.format.instructions(tools)
+    text = fmt.instructions(tools)
     if messages and messages[0].get("role") == "system":
         first = dict(messages[0])
         first["content"] = f"{first.get('content') or ''}\n\n{text}".strip()
         return [first, *messages[1:]]
     return [{"role": "system", "content": text}, *messages]
+
+
+def tools_prompt(
+    llm: Any,
+    template: str | None,
+    messages: list[dict[str, Any]],
+    fmt: ToolFormat | None,
+    *,
+    tools: Any = None,
+    tool_choice: Any = None,
+    reasoning: Any = False,
+) -> str:
+    """The prompt of a chat request that may have tools or reasoning, as :func:`chat` and the
+    server (``gbnf-sampler serve``) both build it: :func:`tool_messages` under the template,
+    with ``tools``, ``tool_choice`` and ``enable_thinking`` passed to it."""
+    offered = tools if tools and tool_choice != "none" else None
+    return chat_prompt(
+        llm,
+        template,
+        tool_messages(messages, template, fmt, offered),
+        tools=offered,
+        tool_choice=tool_choice,
+        enable_thinking=reasoning not in (False, None),
+    )
 
 
 def chat(
@@ -73,7 +149,8 @@ def chat(
     its streaming chunks), constrained by one of ``grammar``, ``schema`` (JSON Schema or
     Pydantic model) or ``response_format`` (OpenAI style), and/or by ``tools`` (OpenAI tool
     list; ``tool_choice`` auto/required/none/named, ``parallel_tool_calls``) and ``reasoning``
-    (False, True, "auto", or ``{"budget": N}``) in the model's tool-call format.
+    (False, True, "auto", or ``{"budget": N}``) in the model's tool-call format (``tool_format``:
+    a ``gs.tool_formats`` name; default: see the module doc).
     ``chat_template``: a Jinja chat template to use instead of the GGUF's own."""
     template = chat_template or llm.metadata.get("tokenizer.chat_template")
     request = {
@@ -87,7 +164,7 @@ def chat(
         "tool_format": tool_format,
     }
     constraint = _constraint(llm, template, request)
-    prompt = _prompt(llm, template, messages, constraint, request)
+    prompt = tools_prompt(llm, template, messages, constraint.format, **_prompt_fields(request))
     result = generate(
         llm,
         prompt,
@@ -125,22 +202,8 @@ def _response(meta: dict[str, Any], result: Any, constraint: ChatConstraint) -> 
     }
 
 
-def _prompt(
-    llm: Any,
-    template: str | None,
-    messages: list[dict[str, Any]],
-    constraint: ChatConstraint,
-    request: dict[str, Any],
-) -> str:
-    tools = request["tools"] if request["tools"] and request["tool_choice"] != "none" else None
-    return chat_prompt(
-        llm,
-        template,
-        _with_instructions(messages, template, constraint, tools),
-        tools=tools,
-        tool_choice=request["tool_choice"],
-        enable_thinking=request["reasoning"] not in (False, None),
-    )
+def _prompt_fields(request: dict[str, Any]) -> dict[str, Any]:
+    return {k: request[k] for k in ("tools", "tool_choice", "reasoning")}
 
 
 def _constraint(llm: Any, template: str | None, request: dict[str, Any]) -> ChatConstraint:
@@ -165,7 +228,8 @@ def _constraint(llm: Any, template: str | None, request: dict[str, Any]) -> Chat
         parallel_tool_calls=request["parallel_tool_calls"],
         response_format=request["response_format"],
         reasoning=request["reasoning"],
-        tool_format=request["tool_format"],
+        tool_format=request["tool_format"]
+        or formats.for_model(template, llm.metadata.get("general.architecture"))[0],
         chat_template=template,
         vocab=vocab_for(llm),
     )
@@ -200,4 +264,4 @@ def _chat_chunks(
     yield out
 
 
-__all__ = ["chat", "chat_prompt"]
+__all__ = ["chat", "chat_prompt", "renders_tools", "tool_messages", "tools_prompt"]

@@ -1,24 +1,30 @@
 """Constrained generation on llama-cpp-python with the native sampler and jump-forward.
 
-When the grammar forces the next bytes (``"name": `` after ``{`` in a schema object), those
-bytes are tokenized and evaluated in one batch instead of being sampled token by token. The last
-forced token is held back, because the tokenizer might merge it with the text that follows; it
-is sampled normally instead. Every forced token is checked against the grammar first.
+A llama.cpp sampler chain picks every token: our grammar sampler first, then greedy or the usual
+top-k / top-p / min-p / temperature / dist samplers. When the grammar forces the next bytes
+(``"name": `` after ``{`` in a schema object), their tokenization is a draft, evaluated in one
+batch with the sampled token and kept only as far as the chain picks the same tokens
+(``speculative.py``): jump-forward makes decoding faster, never different. A reasoning budget
+(``structural/budget.py``), once spent, feeds the think section's closing text instead of
+sampling: that text is the budget's intervention, not jump-forward.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..errors import GbnfSamplerError
+from ..limits import DEFAULT_MAX_DRAFT_TOKENS
 from ..structural.budget import BudgetTracker
 from ..structural.formats.base import ReasoningBudget
 from .compiled import matcher_for
-from .native_sampler import GrammarSampler
+from .native_sampler import GrammarSampler, address_of
+from .speculative import Draft, DraftLength, DraftStats, EvaluatedTokens, plan_draft, verify
 
 
 class GenerationError(GbnfSamplerError):
@@ -28,7 +34,8 @@ class GenerationError(GbnfSamplerError):
 @dataclass
 class _Progress:
     tokens: list[int] = field(default_factory=list)
-    forced: int = 0
+    draft: DraftStats = field(default_factory=DraftStats)
+    forced: int = 0  # tokens of a reasoning budget's closing text, fed rather than sampled
     finish_reason: str = "length"
     pending: bytes = b""  # detokenized bytes not yet emitted (an incomplete UTF-8 sequence)
 
@@ -73,43 +80,20 @@ def _valid_utf8_prefix(data: bytes) -> int:
     return len(data)
 
 
-def _jump_forward(
-    llm: Any, sampler: Any, chain: Any, progress: _Progress, budget: int
-) -> list[int]:
-    """Accepts the tokens of the bytes the grammar forces; returns them (to be evaluated)."""
-    import llama_cpp
-
-    forced = sampler.forced_bytes()
-    if not forced or budget <= 1:
-        return []
-    tokens = [int(t) for t in llm.tokenize(forced, add_bos=False, special=False)]
-    keep = len(tokens) - 1  # hold back the boundary token: it may merge with what follows
-    keep = min(keep, sampler.acceptable_prefix(tokens[:keep]), budget - 1)
-    if keep <= 0:
-        return []
-    committed = tokens[:keep]
-    for token in committed:
-        llama_cpp.llama_sampler_accept(chain, token)
-    progress.forced += len(committed)
-    return committed
+def _sample_function(
+    llama_cpp: Any, context: Any, sampler: GrammarSampler | None, chain: Any
+) -> Callable[[int], int]:
+    """``row -> token``: the chain samples from a row of logits and accepts the token; through
+    the grammar sampler's own entry point when there is one (no candidate array of the whole
+    vocabulary)."""
+    if sampler is None:
+        return lambda row: int(llama_cpp.llama_sampler_sample(chain, context, row))
+    return partial(sampler.sample, address_of(chain), address_of(context))
 
 
-def _force_text(
-    llm: Any, sampler: Any, chain: Any, text: bytes, progress: _Progress, budget: int
-) -> list[int]:
-    """Accepts the tokens of ``text`` when the grammar takes all of them (and they fit in the
-    token budget); returns them (to be evaluated), or [] to sample one more token instead."""
-    import llama_cpp
-
-    tokens = [int(t) for t in llm.tokenize(text, add_bos=False, special=True)]
-    if not tokens or len(tokens) > budget:
-        return []
-    if sampler is not None and sampler.acceptable_prefix(tokens) < len(tokens):
-        return []
-    for token in tokens:
-        llama_cpp.llama_sampler_accept(chain, token)
-    progress.forced += len(tokens)
-    return tokens
+def _check(sampler: GrammarSampler | None) -> None:
+    if sampler is not None and sampler.error:
+        raise GenerationError(sampler.error)
 
 
 def _stream_tokens(
@@ -120,43 +104,134 @@ def _stream_tokens(
 
     sampler = GrammarSampler(matcher_for(llm, grammar)) if grammar is not None else None
     chain = _sampler_chain(sampler, options, int(llm.n_vocab()), int(llm.token_eos()))
-    budget: ReasoningBudget | None = options["reasoning_budget"]
-    tracker = BudgetTracker(budget) if budget is not None else None
-    special = bool(options["special"])
     try:
-        _evaluate_prompt(llm, prompt_tokens)
-        vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
-        while len(progress.tokens) < options["max_tokens"]:
-            left = options["max_tokens"] - len(progress.tokens)
-            new: list[int] = []
-            if tracker is not None and tracker.due:
-                new = _force_text(llm, sampler, chain, tracker.end_text, progress, left)
-                if new:
-                    tracker.forced()
-            if not new:
-                token = int(llama_cpp.llama_sampler_sample(chain, llm._ctx.ctx, -1))
-                if sampler is not None and sampler.error:
-                    raise GenerationError(sampler.error)
-                if llama_cpp.llama_vocab_is_eog(vocab, token):
-                    progress.finish_reason = "stop"
-                    break
-                new = [token]
-                if sampler is not None and options["jump_forward"]:
-                    new += _jump_forward(llm, sampler, chain, progress, left - 1)
-            llm.eval(new)  # the sampled token and any forced ones, in one batch
-            progress.tokens += new
-            if tracker is not None:
-                for token in new:
-                    tracker.on_token(llm.detokenize([token], special=True))
-            yield llm.detokenize(new, special=special)
+        _evaluate_prompt_prefix(llm, prompt_tokens)
+        loop = _DecodeLoop(llama_cpp, llm, sampler, chain, options)
+        yield from loop.run(prompt_tokens[-1:], progress)
     finally:
         llama_cpp.llama_sampler_free(chain)  # frees the grammar sampler too
 
 
-def _evaluate_prompt(llm: Any, tokens: list[int]) -> None:
-    """Evaluates the prompt, reusing the model's cached prefix when it matches (as
-    llama-cpp-python's own generate does). The last prompt token is always evaluated again so
-    that its logits are fresh."""
+class _DecodeLoop:
+    """Evaluates tokens with a jump-forward draft after them (when the grammar forces text),
+    checks the draft, picks the next token (or feeds a spent reasoning budget's closing text),
+    and repeats."""
+
+    def __init__(
+        self,
+        llama_cpp: Any,
+        llm: Any,
+        sampler: GrammarSampler | None,
+        chain: Any,
+        options: dict[str, Any],
+    ) -> None:
+        self.llama_cpp = llama_cpp
+        self.llm = llm
+        self.vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
+        self.sampler = sampler
+        self.sample = _sample_function(llama_cpp, llm._ctx.ctx, sampler, chain)
+        self.accept = partial(llama_cpp.llama_sampler_accept, chain)
+        self.evaluated = EvaluatedTokens(llm)
+        self.drafting = sampler is not None and options["jump_forward"]
+        self.max_tokens = options["max_tokens"]
+        self.max_draft = min(options["max_draft"], self.evaluated.capacity - 1)
+        self.length = DraftLength()
+        budget: ReasoningBudget | None = options["reasoning_budget"]
+        self.tracker = BudgetTracker(budget) if budget is not None else None
+        self.special = bool(options["special"])
+
+    def run(self, pending: list[int], progress: _Progress) -> Iterator[bytes]:
+        """``pending`` (the last prompt token first) is evaluated next; output tokens follow."""
+        while True:
+            planned, evaluated, kept, pick = self._step(pending, progress.tokens, progress.draft)
+            if len(progress.tokens) == self.max_tokens:  # filled by the draft
+                yield self._text(kept)
+                return
+            if pick is None:
+                forced = self._budget_text(progress)
+                if forced:
+                    progress.tokens += forced
+                    yield self._text([*kept, *forced])
+                    if len(progress.tokens) == self.max_tokens:
+                        return
+                    pending = forced
+                    continue
+                pick = self.sample(-1)
+                if not evaluated and planned.tokens and not planned.only[0]:  # a free check
+                    self.length.observe(planned, 0, pick == planned.tokens[0])
+            _check(self.sampler)  # a failure inside the step shows here too (the pick is -1)
+            if self.llama_cpp.llama_vocab_is_eog(self.vocab, pick):
+                progress.finish_reason = "stop"
+                yield self._text(kept)
+                return
+            progress.tokens.append(pick)
+            yield self._text([*kept, pick])
+            if len(progress.tokens) == self.max_tokens or self.evaluated.room < 1:
+                return  # finish "length"; the last token is not evaluated: nothing follows
+            pending = [pick]
+
+    def _text(self, tokens: list[int]) -> bytes:
+        """The output bytes of ``tokens``, also followed by the reasoning budget's tracker."""
+        if self.tracker is not None:
+            for token in tokens:
+                self.tracker.on_token(self.llm.detokenize([token], special=True))
+        return bytes(self.llm.detokenize(tokens, special=self.special))
+
+    def _budget_text(self, progress: _Progress) -> list[int]:
+        """The tokens of the reasoning budget's closing text, accepted by the chain, once the
+        budget is spent; [] when it is not, or while the text does not fit (the grammar refuses
+        it, e.g. inside a UTF-8 character, or it exceeds the tokens or context left): one more
+        token is sampled then."""
+        if self.tracker is None or not self.tracker.due:
+            return []
+        text = self.tracker.end_text
+        tokens = [int(t) for t in self.llm.tokenize(text, add_bos=False, special=True)]
+        left = min(self.max_tokens - len(progress.tokens), self.evaluated.room)
+        if not tokens or len(tokens) > left:
+            return []
+        if self.sampler is not None and self.sampler.acceptable_prefix(tokens) < len(tokens):
+            return []
+        for token in tokens:
+            self.accept(token)
+        progress.forced += len(tokens)
+        self.tracker.forced()
+        return tokens
+
+    def _step(
+        self, pending: list[int], output: list[int], stats: DraftStats
+    ) -> tuple[Draft, int, list[int], int | None]:
+        """Evaluates ``pending`` and the part of the draft worth it. Returns the whole draft, how
+        many of its tokens were evaluated, the ones kept (appended to ``output``), and the
+        chain's pick where it refused a draft token (None if none did)."""
+        planned = evaluated = Draft()
+        budget_due = self.tracker is not None and self.tracker.due
+        if self.drafting and self.sampler is not None and not budget_due:
+            room = self.evaluated.room - len(pending)
+            limit = min(self.max_tokens - len(output), room, self.max_draft)
+            planned = plan_draft(self.llm, self.sampler, limit)
+            evaluated = self.length.cut(planned)
+        first = len(pending) - 1  # the row of the last pending token: it predicts the draft's first
+        rows = [False] * first + [not o for o in evaluated.only] + [True]
+        self.evaluated.decode([*pending, *evaluated.tokens], rows)
+        kept, pick = 0, None
+        if evaluated.tokens:
+            kept, pick = verify(lambda j: self.sample(first + j), self.accept, evaluated)
+            self.length.record(evaluated, kept)
+        if pick is not None:
+            self.evaluated.truncate(self.evaluated.length - len(evaluated) + kept)
+        stats.drafted += len(evaluated)
+        stats.kept += kept
+        stats.unchecked += sum(evaluated.only[:kept])
+        output += evaluated.tokens[:kept]
+        return planned, len(evaluated), evaluated.tokens[:kept], pick
+
+
+def _evaluate_prompt_prefix(llm: Any, tokens: list[int]) -> None:
+    """Evaluates the prompt but its last token, reusing the model's cached prefix when it
+    matches (as llama-cpp-python's own generate does). The last prompt token is evaluated by
+    the decoding loop, on its own or with a draft: its logits are then the same whether or not
+    the prefix was cached (llama.cpp may compute a token inside a long batch slightly
+    differently from the same token in a batch of a few)."""
     cached = llm._input_ids.tolist()
     common = 0
     for old, new in zip(cached, tokens, strict=False):
@@ -164,12 +239,12 @@ def _evaluate_prompt(llm: Any, tokens: list[int]) -> None:
             break
         common += 1
     reuse = min(common, len(tokens) - 1)
-    if reuse > 0 and llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
-        llm.n_tokens = reuse
-        llm.eval(tokens[reuse:])
-        return
-    llm.reset()
-    llm.eval(tokens)
+    if reuse == 0 or not llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
+        llm.reset()
+        reuse = 0
+    llm.n_tokens = reuse
+    if reuse < len(tokens) - 1:
+        llm.eval(tokens[reuse:-1])
 
 
 def _text_chunks(raw: Iterator[bytes], progress: _Progress) -> Iterator[str]:
@@ -189,7 +264,8 @@ def _usage(prompt_tokens: list[int], progress: _Progress) -> dict[str, int]:
         "prompt_tokens": len(prompt_tokens),
         "completion_tokens": len(progress.tokens),
         "total_tokens": len(prompt_tokens) + len(progress.tokens),
-        "forced_tokens": progress.forced,
+        "forced_tokens": progress.draft.kept + progress.forced,
+        "draft_tokens": progress.draft.drafted,
     }
 
 
@@ -198,6 +274,8 @@ def _prompt_tokens(llm: Any, prompt: str | list[int]) -> list[int]:
         return [int(t) for t in llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)]
     if not all(isinstance(t, int) for t in prompt):
         raise TypeError("prompt must be text or a list of token ids")
+    if not prompt:
+        raise ValueError("prompt must hold at least one token")
     return list(prompt)
 
 
@@ -214,18 +292,22 @@ def generate(
     seed: int = 0,
     stream: bool = False,
     jump_forward: bool = True,
+    max_draft: int = DEFAULT_MAX_DRAFT_TOKENS,
     special: bool = False,
     reasoning_budget: ReasoningBudget | None = None,
 ) -> Any:
     """A completion constrained by ``grammar``, shaped like llama-cpp-python's
-    ``create_completion`` result (or an iterator of its streaming chunks). ``usage`` also
-    reports ``forced_tokens``: tokens placed by jump-forward (or a reasoning budget) rather
-    than sampled. ``grammar=None`` generates unconstrained with EOS banned (a fixed-length
-    baseline). ``special``: write special tokens as their text (tool-call markers such as
-    ``<|python_tag|>``). ``reasoning_budget``: force its closing text once that many tokens
-    were generated inside the think section (see :mod:`gbnf_sampler.structural.budget`)."""
-    if max_tokens < 1:
-        raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    ``create_completion`` result (or an iterator of its streaming chunks).
+
+    With ``jump_forward``, text the grammar forces is drafted (up to ``max_draft`` tokens at a
+    time), evaluated in one batch and kept only where the model picks the same tokens, so the
+    output is that of plain constrained decoding. ``usage`` also reports ``draft_tokens``
+    (drafted and evaluated) and ``forced_tokens`` (the draft tokens kept, and a reasoning
+    budget's closing text); the choice (not streamed) also carries the output's ``token_ids``.
+    ``grammar=None`` generates unconstrained with EOS banned (a fixed-length baseline).
+    ``special``: write special tokens as their text (tool-call markers such as ``<|python_tag|>``).
+    ``reasoning_budget``: force its closing text once that many tokens were generated inside the
+    think section (see :mod:`gbnf_sampler.structural.budget`)."""
     options = {
         "max_tokens": max_tokens,
         "temperature": temperature,
@@ -234,10 +316,11 @@ def generate(
         "min_p": min_p,
         "seed": seed,
         "jump_forward": jump_forward,
+        "max_draft": max_draft,
         "special": special,
         "reasoning_budget": reasoning_budget,
     }
-    prompt_tokens = _prompt_tokens(llm, prompt)
+    prompt_tokens = _checked_request(llm, prompt, options)
     progress = _Progress()
     meta = {
         "id": f"cmpl-{uuid.uuid4()}",
@@ -248,9 +331,30 @@ def generate(
     chunks = _text_chunks(_stream_tokens(llm, prompt_tokens, grammar, options, progress), progress)
     if stream:
         return _stream_response(meta, chunks, prompt_tokens, progress)
-    text = "".join(chunks)
-    choice = {"text": text, "index": 0, "logprobs": None, "finish_reason": progress.finish_reason}
+    choice = {
+        "text": "".join(chunks),
+        "index": 0,
+        "logprobs": None,
+        "finish_reason": progress.finish_reason,
+        "token_ids": list(progress.tokens),
+    }
     return {**meta, "choices": [choice], "usage": _usage(prompt_tokens, progress)}
+
+
+def _checked_request(llm: Any, prompt: str | list[int], options: dict[str, Any]) -> list[int]:
+    """The prompt's tokens, after checking the options (a ValueError says what is wrong)."""
+    max_tokens, max_draft = options["max_tokens"], options["max_draft"]
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    if isinstance(max_draft, bool) or not isinstance(max_draft, int) or max_draft < 0:
+        raise ValueError(f"max_draft must be an int >= 0 (0 drafts nothing), got {max_draft!r}")
+    prompt_tokens = _prompt_tokens(llm, prompt)
+    if len(prompt_tokens) >= int(llm.n_ctx()):
+        raise ValueError(
+            f"the prompt has {len(prompt_tokens)} tokens and the context holds {llm.n_ctx()}: "
+            "shorten the prompt or load the model with a larger n_ctx"
+        )
+    return prompt_tokens
 
 
 def _stream_response(

@@ -40,9 +40,10 @@ def _without_extra_buffer_types(llama_cpp: Any) -> Iterator[None]:
     """While active, llama.cpp models load without "extra buffer types" (weight repacking).
 
     On CPUs with AMX, llama.cpp built with -march=native repacks weights for AMX tiles, and in
-    virtual machines that do not grant tile state the first matrix product segfaults. The
-    high-level ``Llama`` has no parameter for this, so the default-params factory it calls is
-    wrapped for the duration of the load.
+    virtual machines that do not grant tile state the first matrix product segfaults. On other
+    x86 CPUs it repacks Q4_K weights for a matrix kernel that rounds a batch of 4 or more
+    tokens differently from one token. The high-level ``Llama`` has no parameter for this, so
+    the default-params factory it calls is wrapped for the duration of the load.
     """
     low_level = llama_cpp.llama_cpp
     original = low_level.llama_model_default_params
@@ -78,9 +79,25 @@ def _quiet_native_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def load_llama(model: str | None = None, *, n_ctx: int = 2048, progress: bool = True) -> Any:
+def load_llama(
+    model: str | None = None,
+    *,
+    n_ctx: int = 2048,
+    progress: bool = True,
+    threads: int | None = None,
+    batch_invariant: bool = True,
+) -> Any:
     """A ``llama_cpp.Llama`` for ``model`` (a GGUF path, or None / "default" for the embedded
-    model), with llama.cpp's own logging silenced."""
+    model), with llama.cpp's own logging silenced. ``threads`` sets both the decoding and the
+    batch thread counts (llama-cpp-python's defaults otherwise: half the cores for one token,
+    all of them for a batch).
+
+    ``batch_invariant`` loads the model with flash attention on and weights not repacked: on
+    the CPU, llama.cpp then computes a token's logits bit for bit the same whether the token is
+    evaluated alone or in a batch of up to 7 (``tests/test_jump_forward.py`` checks it), so
+    jump-forward, which evaluates drafts in batches, writes token for token what plain decoding
+    writes. Without it, llama.cpp's batched kernels round differently, and a greedy pick
+    between two nearly equal logits can differ."""
     try:
         import llama_cpp
     except ImportError as e:
@@ -95,10 +112,23 @@ def load_llama(model: str | None = None, *, n_ctx: int = 2048, progress: bool = 
         path = Path(model)
         if not path.is_file():
             raise ModelError(f"model file not found: {path}")
-    guard = _without_extra_buffer_types(llama_cpp) if _cpu_has_amx() else contextlib.nullcontext()
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads}")
+    thread_options: dict[str, Any] = {}
+    if threads is not None:
+        thread_options = {"n_threads": threads, "n_threads_batch": threads}
+    no_repack = batch_invariant or _cpu_has_amx()
+    guard = _without_extra_buffer_types(llama_cpp) if no_repack else contextlib.nullcontext()
     try:
         with guard, _quiet_native_stderr():
-            llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=False, seed=0)
+            llm = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                verbose=False,
+                seed=0,
+                flash_attn=batch_invariant,
+                **thread_options,
+            )
     except (ValueError, RuntimeError) as e:
         raise ModelError(f"cannot load {path}: {e}") from e
     if progress:

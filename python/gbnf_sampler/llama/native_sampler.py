@@ -35,13 +35,25 @@ def _function_table() -> Any:
     return _IFACE
 
 
-def _llama_sampler_init_address() -> int:
+def _llama_function_address(name: str) -> int:
     import llama_cpp
 
-    address = ctypes.cast(llama_cpp.llama_cpp._lib.llama_sampler_init, ctypes.c_void_p).value
+    address = ctypes.cast(getattr(llama_cpp.llama_cpp._lib, name), ctypes.c_void_p).value
     if not address:
-        raise RuntimeError("llama_sampler_init not found in llama-cpp-python's library")
+        raise RuntimeError(f"{name} not found in llama-cpp-python's library")
     return int(address)
+
+
+def _llama_sampler_init_address() -> int:
+    return _llama_function_address("llama_sampler_init")
+
+
+def address_of(pointer: Any) -> int:
+    """The address a ctypes pointer (a llama_sampler chain, a llama_context) holds."""
+    value = ctypes.cast(pointer, ctypes.c_void_p).value
+    if not value:
+        raise ValueError("null pointer")
+    return int(value)
 
 
 class GrammarSampler:
@@ -64,6 +76,10 @@ class GrammarSampler:
             raise RuntimeError("llama_sampler_init failed")
         self.pointer = pointer
         self._owned = True
+        self._sample_api = tuple(
+            _llama_function_address(name)
+            for name in ("llama_get_logits_ith", "llama_sampler_apply", "llama_sampler_accept")
+        )
 
     def add_to(self, chain: Any) -> None:
         """Appends the sampler to a ``llama_sampler_chain``; the chain frees it."""
@@ -92,6 +108,25 @@ class GrammarSampler:
         self._check_open()
         return int(_core._unsafe_sampler_acceptable_prefix(self._context, tokens))
 
+    def sample(self, chain: int, context: int, row: int) -> int:
+        """``llama_sampler_sample(chain, context, row)`` for a chain (address) whose first
+        sampler is this one: the same token, drawn the same way, from a candidate array of the
+        allowed tokens only instead of the whole vocabulary. -1 when the constraint failed
+        (:attr:`error` says why)."""
+        self._check_open()
+        get_logits, apply, accept = self._sample_api
+        return int(
+            _core._unsafe_sampler_sample(
+                self._context, get_logits, apply, accept, context, row, chain
+            )
+        )
+
+    def plan_draft(self, tokens: list[int]) -> list[bool]:
+        """The acceptable prefix of ``tokens`` (as :meth:`acceptable_prefix`), one flag per
+        token: True where the token is the only one the grammar allows at its position."""
+        self._check_open()
+        return list(_core._unsafe_sampler_plan_draft(self._context, tokens))
+
     def is_terminated(self) -> bool:
         self._check_open()
         return bool(_core._unsafe_sampler_is_terminated(self._context))
@@ -115,4 +150,4 @@ def sampler(llm: Any, grammar: Any) -> GrammarSampler:
     return GrammarSampler(matcher_for(llm, grammar))
 
 
-__all__ = ["GrammarSampler", "sampler"]
+__all__ = ["GrammarSampler", "address_of", "sampler"]

@@ -6,6 +6,9 @@ structured-output dialect (``response_format``, ``tools``, ``grammar``, ``json_s
     from gbnf_sampler.serve import build_app
     app = build_app("default", parallel=4)   # an ASGI app (uvicorn, hypercorn, ...)
 
+Requests with ``tools`` are constrained and parsed in the model's own tool-call format (see
+:mod:`.tools`; ``build_app(..., tool_format="hermes")`` or ``--tool-format`` forces one).
+
 Needs the ``serve`` extra (Starlette, uvicorn, sse-starlette) and llama-cpp-python.
 """
 
@@ -17,6 +20,8 @@ from typing import Any
 from ..limits import SERVE_DEFAULT_CTX, SERVE_DEFAULT_PARALLEL, SERVE_DEFAULT_QUEUE
 from ..llama.compiled import vocab_for
 from ..llama.models import default_model_path, load_llama
+from ..structural import formats
+from ..structural.formats import ToolFormat
 from .app import create_app
 from .constraints import Constraint, find_constraint
 from .engine import Engine
@@ -32,14 +37,22 @@ def build_app(
     api_key: str | None = None,
     threads: int | None = None,
     progress: bool = False,
+    tool_format: str | ToolFormat | None = None,
 ) -> Any:
     """Loads ``model`` (a GGUF path, or "default" for the embedded Gemma 3 270M) and returns the
     server's ASGI app: ``parallel`` slots of ``ctx`` tokens each, ``queue`` requests waiting,
-    ``threads`` CPU threads for llama.cpp (default: llama-cpp-python's)."""
+    ``threads`` CPU threads for llama.cpp (default: llama-cpp-python's). ``tool_format``: the
+    tool-call format (a ``gs.tool_formats`` name) of requests with tools; default: the one the
+    GGUF's chat template shows, else one by its architecture (``gemma`` for Gemma 3, as the
+    embedded model has no chat template), else ``hermes``. An unknown name raises
+    :class:`~gbnf_sampler.errors.UnknownFormatError` (listing the known ones) before the model
+    is loaded."""
+    if tool_format is not None:
+        tool_format = formats.get(tool_format)
     llm = load_llama(model, n_ctx=256, progress=progress)
     path = default_model_path() if model in (None, "default") else Path(str(model))
     engine = Engine(llm, vocab_for(llm), parallel, ctx, queue, threads)
-    return create_app(llm, engine, model_path=path, api_key=api_key)
+    return create_app(llm, engine, model_path=path, api_key=api_key, tool_format=tool_format)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:

@@ -22,10 +22,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..structural.formats import ToolFormat
 from . import ollama_api, openai_api
 from .engine import Engine
 from .errors import ApiError
 from .requests import ClientGone, ServerState
+from .tools import server_format
 
 logger = logging.getLogger(__name__)
 
@@ -100,16 +102,25 @@ async def health(request: Request) -> Response:
             "slots_busy": engine.busy_slots(),
             "queued": max(0, engine.outstanding - engine.busy_slots()),
             "cancelled": engine.cancelled,
+            "tool_format": state.tool_format.name if state.tool_format else None,
+            "tool_format_source": state.tool_format_source,
         }
     )
 
 
 def create_app(
-    llm: Any, engine: Engine, *, model_path: str | Path, api_key: str | None = None
+    llm: Any,
+    engine: Engine,
+    *,
+    model_path: str | Path,
+    api_key: str | None = None,
+    tool_format: str | ToolFormat | None = None,
 ) -> Starlette:
     """The server's ASGI app around a loaded model and its (not yet started) engine; the
-    engine's decode thread runs for the app's lifespan."""
+    engine's decode thread runs for the app's lifespan. ``tool_format``: the tool-call format
+    of requests with tools (default: :func:`.tools.server_format`'s choice for the model)."""
     path = Path(model_path)
+    fmt, how = server_format(llm.metadata, tool_format)
     state = ServerState(
         engine=engine,
         llm=llm,
@@ -117,6 +128,8 @@ def create_app(
         aliases={path.stem, path.name, str(model_path), "default"},
         api_key=api_key,
         created=int(time.time()),
+        tool_format=fmt,
+        tool_format_source=how,
     )
 
     @asynccontextmanager

@@ -10,8 +10,10 @@ field (dialect)                        grammar
 =====================================  ==========================================
 ``response_format`` (OpenAI)           text: none; json_object (+ ``schema``,
                                        llama-cpp-python); json_schema (``strict``)
-``tools`` + ``tool_choice`` (OpenAI)   :func:`.tools.tool_constraint`
-``grammar`` (llama.cpp, LocalAI)       GBNF
+``tools``, ``reasoning`` (OpenAI)     the model's tool-call format (:mod:`.tools`), as
+                                       ``gs.llama.chat`` (+ ``response_format``)
+``grammar`` (llama.cpp, LocalAI)       GBNF (``grammar_lazy`` + ``grammar_triggers``:
+                                       free text until a word or token trigger)
 ``grammar_json_functions`` (LocalAI)   JSON Schema
 ``json_schema`` (llama.cpp server)     JSON Schema
 ``structured_outputs`` (vLLM)          ``json`` / ``regex`` / ``choice`` / ``grammar``
@@ -29,8 +31,13 @@ from typing import Any
 
 from ..grammar import Grammar
 from ..limits import SERVE_MAX_GRAMMAR_BYTES
+from ..structural import formats
+from ..structural.formats import ToolFormat
+from ..structural.openai import ChatConstraint
+from ..structural.triggers import Trigger
+from ..vocab import Vocab
 from .errors import ApiError, bad_request
-from .tools import tool_constraint
+from .tools import ChatRequest, request_format, wants_chat_constraint
 
 _VLLM_KINDS = ("json", "regex", "choice", "grammar")
 _JSON_OBJECT: dict[str, Any] = {"type": "object"}
@@ -44,7 +51,15 @@ class Constraint:
     param: str
     spec: Any
     build: Callable[[], Grammar | None]
-    tools: list[Any] | None = None  # set when the output is parsed back into tool calls
+    chat: ChatRequest | None = None  # set when the output is parsed back by a tool format
+
+
+def output_reader(constraint: Constraint | None) -> ChatConstraint:
+    """How a request's output is read back into a message: by its tool-call format (after the
+    constraint was built), or as plain content."""
+    if constraint is not None and constraint.chat is not None:
+        return constraint.chat.constraint()
+    return ChatConstraint(None, None)
 
 
 def _size(value: Any) -> int:
@@ -131,31 +146,91 @@ def _structured_outputs(body: Mapping[str, Any], found: list[Constraint]) -> Non
         found.append(Constraint(param, True, lambda: Grammar.from_json_schema(_JSON_OBJECT)))
 
 
-def _tools(body: Mapping[str, Any], chat_template: str | None) -> Constraint | None:
-    tools, choice = body["tools"], body.get("tool_choice", "auto")
-    if not isinstance(tools, list):
-        raise bad_request("tools must be a list", "tools")
-    if not tools or choice == "none":
+@dataclass(frozen=True)
+class ChatOptions:
+    """What a chat request's tools and reasoning need besides the body: the chat template, the
+    vocabulary (special tokens of the format) and the server's tool-call format."""
+
+    chat_template: str | None = None
+    vocab: Vocab | None = None
+    tool_format: ToolFormat | None = None
+
+    def format_for(self, body: Mapping[str, Any]) -> ToolFormat:
+        default = self.tool_format or formats.for_model(self.chat_template)[0]
+        return request_format(body, default)
+
+
+def _chat(body: Mapping[str, Any], options: ChatOptions) -> Constraint | None:
+    """Tools and/or reasoning (with ``response_format`` when it comes along): one constraint,
+    built by the tool-call format."""
+    if not wants_chat_constraint(body):
         return None
-    parallel = body.get("parallel_tool_calls", True) is not False
-
-    def build() -> Grammar | None:
-        return tool_constraint(tools, choice, parallel, chat_template)
-
-    return Constraint("tools", tools, build, tools=tools)
+    request = ChatRequest(body, options.format_for(body), options.chat_template, options.vocab)
+    param = "tools" if body.get("tools") else "reasoning"
+    return Constraint(param, body.get(param), request.build, chat=request)
 
 
-def _lazy(body: Mapping[str, Any]) -> None:
-    if body.get("grammar_lazy") or body.get("grammar_triggers"):
+# llama.cpp's grammar trigger types (common_grammar_trigger_type), by number and by name.
+_TRIGGER_TYPES: dict[Any, str] = {
+    0: "token",
+    1: "word",
+    2: "pattern",
+    3: "pattern_full",
+    **{name: name for name in ("token", "word", "pattern", "pattern_full")},
+}
+
+
+def _trigger(value: Any, i: int) -> Trigger:
+    """One of llama.cpp's ``grammar_triggers``: ``{"type": 1 | "word", "value": text}`` or
+    ``{"type": 0 | "token", "token": id, "value": text}`` (or a plain string: a word)."""
+    where = f"grammar_triggers[{i}]"
+    if isinstance(value, str):
+        value = {"type": "word", "value": value}
+    if not isinstance(value, Mapping):
+        raise bad_request(f"{where} must be an object with a type and a value", "grammar_triggers")
+    kind = value.get("type", "word")
+    kind = None if isinstance(kind, bool) else _TRIGGER_TYPES.get(kind)
+    if kind is None:
         raise bad_request(
-            "grammar_lazy / grammar_triggers are not supported yet: send the grammar without "
-            "triggers (it then applies from the first token), or use tools for tool calls",
-            "grammar_lazy",
+            f"{where}.type must be 0/'token', 1/'word', 2/'pattern' or 3/'pattern_full'",
+            "grammar_triggers",
+        )
+    if kind in ("pattern", "pattern_full"):
+        raise bad_request(
+            f"{where}: pattern triggers are not supported (llama.cpp starts the grammar at a "
+            "capture group of the match); use word or token triggers, or tools",
+            "grammar_triggers",
             "unsupported_parameter",
         )
+    try:
+        if kind == "token":
+            token = value.get("token")
+            return Trigger("token", token if isinstance(token, int) else value.get("value", ""))
+        return Trigger("literal", value.get("value", ""))
+    except (TypeError, ValueError) as e:
+        raise bad_request(f"{where}: {e}", "grammar_triggers") from e
 
 
-def _candidates(body: Mapping[str, Any], chat_template: str | None) -> list[Constraint]:
+def _lazy_grammar(body: Mapping[str, Any]) -> Callable[[], Grammar] | None:
+    """llama.cpp's lazy grammar: free text until a trigger, then ``grammar``, whose own text
+    starts with the trigger (as llama.cpp runs it from the trigger's first byte)."""
+    lazy, triggers = body.get("grammar_lazy"), body.get("grammar_triggers")
+    if not lazy:
+        if triggers:
+            raise bad_request("grammar_triggers needs grammar_lazy: true", "grammar_triggers")
+        return None
+    if body.get("grammar") in (None, ""):
+        raise bad_request("grammar_lazy needs a grammar (GBNF)", "grammar")
+    text = _text("grammar", body["grammar"])
+    if not isinstance(triggers, list) or not triggers:
+        raise bad_request(
+            "grammar_lazy needs grammar_triggers: a non-empty list", "grammar_triggers"
+        )
+    parsed = [_trigger(t, i) for i, t in enumerate(triggers)]
+    return lambda: Grammar.triggered(Grammar.from_gbnf(text), parsed, trigger_in_body=True)
+
+
+def _candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constraint]:
     """The constraining fields of an OpenAI-style body (every dialect but Ollama's)."""
     found: list[Constraint] = []
 
@@ -163,13 +238,15 @@ def _candidates(body: Mapping[str, Any], chat_template: str | None) -> list[Cons
         if builder is not None:
             found.append(Constraint(param, body[param], builder))
 
-    if body.get("response_format") is not None:
+    chat = _chat(body, options)
+    if chat is not None:
+        found.append(chat)
+    elif body.get("response_format") is not None:
         add("response_format", _response_format(body["response_format"]))
-    if body.get("tools") is not None:
-        tools = _tools(body, chat_template)
-        if tools is not None:
-            found.append(tools)
-    if body.get("grammar") not in (None, ""):
+    lazy = _lazy_grammar(body)
+    if lazy is not None:
+        add("grammar", lazy)
+    elif body.get("grammar") not in (None, ""):
         add("grammar", _gbnf("grammar", body["grammar"]))
     for param in ("grammar_json_functions", "json_schema", "guided_json"):
         if body.get(param) is not None:
@@ -183,29 +260,37 @@ def _candidates(body: Mapping[str, Any], chat_template: str | None) -> list[Cons
     return found
 
 
-def _ollama_candidates(body: Mapping[str, Any], chat_template: str | None) -> list[Constraint]:
+def _ollama_candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constraint]:
+    """Ollama's ``format``, and its ``tools`` / ``think`` (read as OpenAI's ``tools`` and this
+    package's ``reasoning``)."""
     found: list[Constraint] = []
     builder = _ollama_format(body.get("format"))
     if builder is not None:
         found.append(Constraint("format", body["format"], builder))
-    if body.get("tools") is not None:
-        tools = _tools(body, chat_template)
-        if tools is not None:
-            found.append(tools)
+    think = body.get("think")
+    if think is not None and not isinstance(think, (bool, str)):
+        raise bad_request('think must be true, false, or "low" / "medium" / "high"', "think")
+    chat = _chat({**body, "reasoning": bool(think)} if think else body, options)
+    if chat is not None:
+        found.append(chat)
     return found
 
 
 def find_constraint(
-    body: Mapping[str, Any], chat_template: str | None = None, dialect: str = "openai"
+    body: Mapping[str, Any],
+    chat_template: str | None = None,
+    dialect: str = "openai",
+    *,
+    vocab: Vocab | None = None,
+    tool_format: ToolFormat | None = None,
 ) -> Constraint | None:
     """The one constraint of ``body`` (None when unconstrained); raises :class:`ApiError` for
     two at once, a malformed field (400) or an oversized one (413). ``dialect="ollama"`` reads
-    Ollama's ``format`` and ``tools``; ``"openai"`` every other dialect's fields."""
-    if dialect == "ollama":
-        found = _ollama_candidates(body, chat_template)
-    else:
-        _lazy(body)
-        found = _candidates(body, chat_template)
+    Ollama's ``format``, ``tools`` and ``think``; ``"openai"`` every other dialect's fields.
+    ``tool_format``: the server's tool-call format (default: the one for ``chat_template``)."""
+    options = ChatOptions(chat_template, vocab, tool_format)
+    read = _ollama_candidates if dialect == "ollama" else _candidates
+    found = read(body, options)
     if len(found) > 1:
         names = " and ".join(f"'{c.param}'" for c in found[:2])
         raise bad_request(
@@ -219,4 +304,4 @@ def find_constraint(
     return found[0]
 
 
-__all__ = ["Constraint", "find_constraint"]
+__all__ = ["ChatOptions", "Constraint", "find_constraint", "output_reader"]

@@ -14,7 +14,9 @@ thread owns the context. Each step it
    while ``llama_decode`` runs (both release the GIL), applies them with
    :func:`gs.apply_bitmask` to the logits rows, samples each row with its request's settings
    and advances each grammar over its token,
-5. streams each new token's text to its request's asyncio queue.
+5. streams each new token's text to its request's asyncio queue; a request whose reasoning
+   budget is spent gets the think section's closing text forced (its tokens checked against
+   the grammar, then evaluated with the next batch as prompt tokens are).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from ..grammar import Grammar
 from ..kernels import allocate_bitmask, apply_bitmask
 from ..limits import DEFAULT_MAX_STATE_SIZE
 from ..matcher import Matcher, fill_masks
+from ..structural.budget import BudgetTracker
+from ..structural.formats import ReasoningBudget
 from ..vocab import Vocab
 from .context import BatchContext
 from .errors import ApiError, from_constraint_error
@@ -67,10 +71,13 @@ class Job:
     matcher: Matcher | None
     params: SamplingParams
     loop: asyncio.AbstractEventLoop
+    budget: ReasoningBudget | None = None  # forced closing of the think section
+    budget_tokens: list[int] = field(default_factory=list)  # budget.end, tokenized
     queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
     cancelled: bool = False
     ended: bool = False  # released by the asyncio side
     completion_tokens: int = 0
+    forced_tokens: int = 0  # of completion_tokens, placed by the reasoning budget
     cached_tokens: int = 0
     created: float = field(default_factory=time.perf_counter)
     admitted: float = 0.0
@@ -104,6 +111,7 @@ class Slot:
     row: int = -1  # output row in the current batch
     rng: np.random.Generator | None = None
     text: TextStream = field(default_factory=TextStream)
+    tracker: BudgetTracker | None = None
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -221,6 +229,10 @@ class Engine:
         except (GbnfSamplerError, ValueError, TypeError, RecursionError) as e:
             raise from_constraint_error(e, param) from e
 
+    def tokenize_text(self, text: str) -> list[int]:
+        """Tokens of a piece of output (no BOS; special tokens as tokens)."""
+        return [int(t) for t in self.llm.tokenize(text.encode("utf-8"), False, True)]
+
     def tokenize(self, prompt: str) -> list[int]:
         tokens = [int(t) for t in self.llm.tokenize(prompt.encode("utf-8"), True, True)]
         bos = int(self.llm.token_bos())
@@ -298,6 +310,7 @@ class Engine:
         slot.job, slot.last, slot.row = job, None, -1
         slot.rng = job.params.rng()
         slot.text = TextStream(list(job.params.stop))
+        slot.tracker = BudgetTracker(job.budget) if job.budget is not None else None
         job.cached_tokens = keep
         job.admitted = time.perf_counter()
 
@@ -422,18 +435,57 @@ class Engine:
         return False
 
     def _emit(self, slot: Slot, job: Job, token: int) -> None:
+        self._push_token(slot, job, token)
+        if self._ends(slot, job):
+            return
+        forced = self._budget_tokens(slot, job)
+        if not forced:
+            slot.last = token
+            return
+        for t in forced:
+            job.forced_tokens += 1
+            self._push_token(slot, job, t)
+        if not self._ends(slot, job):
+            slot.pending = [token, *forced]  # evaluated with the next batch, like a prompt
+
+    def _push_token(self, slot: Slot, job: Job, token: int) -> None:
         job.completion_tokens += 1
         if job.completion_tokens == 1:
             job.first_token = time.perf_counter()
-        text = slot.text.push(self.vocab.token_bytes(token))
+        data = self.vocab.token_bytes(token)
+        if slot.tracker is not None:
+            slot.tracker.on_token(data)
+        text = slot.text.push(data)
         if text:
             job.push(Event("text", text=text))
+
+    def _ends(self, slot: Slot, job: Job) -> bool:
+        """Finishes the job when a stop string, the grammar or the room says so."""
         if slot.text.stopped or self._grammar_done(job):
             self._finish(slot, "stop")
         elif self._out_of_room(slot, job):
             self._finish(slot, "length")
         else:
-            slot.last = token
+            return False
+        return True
+
+    def _budget_tokens(self, slot: Slot, job: Job) -> list[int]:
+        """The think section's closing tokens when its budget is spent and the grammar takes
+        them all here (else none: one more token is sampled and this is tried again)."""
+        tracker, tokens = slot.tracker, job.budget_tokens
+        if tracker is None or not tracker.due or not tokens:
+            return []
+        room = job.params.max_tokens - job.completion_tokens
+        if len(tokens) > room or len(slot.cached) + len(tokens) + 2 >= self.context.ctx_per_slot:
+            return []
+        if job.matcher is not None:
+            probe = job.matcher.fork()
+            if not all(probe.accept_token(t) for t in tokens):
+                return []
+            for t in tokens:
+                job.matcher.accept_token(t)
+        tracker.forced()
+        return tokens
 
     def _grammar_done(self, job: Job) -> bool:
         """The grammar is complete and nothing but end-of-sequence may follow: the answer ends

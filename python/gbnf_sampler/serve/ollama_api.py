@@ -13,13 +13,12 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from .constraints import Constraint, find_constraint
+from .constraints import Constraint, output_reader
 from .engine import Job
 from .errors import ApiError, bad_request
 from .prompts import chat_messages, render_chat
 from .requests import ServerState, collect, end_job, read_body, run_job, start_job, stream_events
 from .sampling import SamplingParams, sampling_params
-from .tools import parse_tool_output
 
 
 def _now() -> str:
@@ -56,27 +55,33 @@ def _stats(job: Job, reason: str) -> dict[str, Any]:
     }
 
 
-def _ollama_calls(text: str) -> tuple[str, list[dict[str, Any]]]:
-    content, calls = parse_tool_output(text)
-    out = [
-        {
-            "function": {
-                "name": c["function"]["name"],
-                "arguments": json.loads(c["function"]["arguments"]),
+def _ollama_message(message: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI assistant message in Ollama's shape: ``thinking`` for the reasoning, tool
+    calls as ``{"function": {"name", "arguments": {...}}}`` (arguments an object)."""
+    out: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
+    if message.get("reasoning_content") is not None:
+        out["thinking"] = message["reasoning_content"]
+    calls = message.get("tool_calls") or []
+    if calls:
+        out["tool_calls"] = [
+            {
+                "function": {
+                    "name": c["function"]["name"],
+                    "arguments": json.loads(c["function"]["arguments"]),
+                }
             }
-        }
-        for c in calls
-    ]
-    return content or "", out
+            for c in calls
+        ]
+    return out
 
 
 async def chat(request: Request) -> Response:
     state: ServerState = request.app.state.server
     body = await read_body(request)
     model = state.check_model(body.get("model"))
-    constraint = find_constraint(body, state.chat_template, dialect="ollama")
-    tools = constraint.tools if constraint is not None else None
-    prompt = render_chat(state.llm, chat_messages(body.get("messages"), tools, "auto"))
+    constraint = state.find_constraint(body, "ollama")
+    chat = constraint.chat if constraint is not None else None
+    prompt = render_chat(state.llm, chat_messages(body.get("messages")), chat, state.tool_format)
     params = _options(body)
     head = {"model": model}
     if body.get("stream", True):
@@ -84,11 +89,7 @@ async def chat(request: Request) -> Response:
         return _ndjson(_chat_lines(state, job, head, constraint), state, job)
     async with run_job(state.engine, prompt, constraint, params) as job:
         text, finish = await collect(job, request)
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if tools:
-        message["content"], calls = _ollama_calls(text)
-        if calls:
-            message["tool_calls"] = calls
+    message = _ollama_message(output_reader(constraint).message(text))
     return JSONResponse({**head, "created_at": _now(), "message": message, **_stats(job, finish)})
 
 
@@ -99,12 +100,12 @@ async def generate(request: Request) -> Response:
     prompt = body.get("prompt")
     if not isinstance(prompt, str):
         raise bad_request("prompt must be a string", "prompt")
-    constraint = find_constraint({"format": body.get("format")}, None, dialect="ollama")
+    constraint = state.find_constraint({"format": body.get("format")}, "ollama")
     if not body.get("raw"):
         messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
         if isinstance(body.get("system"), str):
             messages.insert(0, {"role": "system", "content": body["system"]})
-        prompt = render_chat(state.llm, chat_messages(messages, None, "none"))
+        prompt = render_chat(state.llm, chat_messages(messages))
     params = _options(body)
     head = {"model": model}
     if body.get("stream", True):
@@ -130,27 +131,38 @@ def _line(value: dict[str, Any]) -> str:
 async def _chat_lines(
     state: ServerState, job: Job, head: dict[str, Any], constraint: Constraint | None
 ) -> AsyncIterator[str]:
-    tools = constraint is not None and constraint.tools is not None
-    parts: list[str] = []
+    """Content and thinking stream as they come; tool calls are sent whole in the last line,
+    with the stats (as Ollama sends them)."""
+    parser = output_reader(constraint).stream()
     try:
         async for event in stream_events(job):
             if event.kind == "text":
-                parts.append(event.text)
-                if not tools:  # tool calls are sent whole, in the last line (as Ollama does)
-                    message = {"role": "assistant", "content": event.text}
-                    yield _line({**head, "created_at": _now(), "message": message, "done": False})
+                for line in _delta_lines(head, parser.feed(event.text)):
+                    yield line
                 continue
+            for line in _delta_lines(head, parser.finish()):
+                yield line
+            whole = _ollama_message(parser.message())
             message = {"role": "assistant", "content": ""}
-            if tools:
-                message["content"], calls = _ollama_calls("".join(parts))
-                if calls:
-                    message["tool_calls"] = calls  # type: ignore[assignment]
+            if "tool_calls" in whole:
+                message["tool_calls"] = whole["tool_calls"]
             stats = _stats(job, event.finish_reason or "stop")
             yield _line({**head, "created_at": _now(), "message": message, **stats})
     except ApiError as e:
         yield _line(e.ollama_body())
     finally:
         await end_job(state.engine, job)
+
+
+def _delta_lines(head: dict[str, Any], deltas: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for delta in deltas:
+        message: dict[str, Any] = {"role": "assistant", "content": delta.get("content", "")}
+        if "reasoning_content" in delta:
+            message["thinking"] = delta["reasoning_content"]
+        if "content" in delta or "reasoning_content" in delta:
+            lines.append(_line({**head, "created_at": _now(), "message": message, "done": False}))
+    return lines
 
 
 async def _generate_lines(state: ServerState, job: Job, head: dict[str, Any]) -> AsyncIterator[str]:

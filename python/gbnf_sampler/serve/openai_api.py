@@ -15,7 +15,8 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .constraints import Constraint, find_constraint
+from ..structural.openai import finish_reason
+from .constraints import Constraint, output_reader
 from .engine import Job
 from .errors import ApiError, bad_request
 from .prompts import chat_messages, render_chat
@@ -29,7 +30,6 @@ from .requests import (
     stream_events,
 )
 from .sampling import sampling_params
-from .tools import ToolStreamParser, parse_tool_output
 
 _MAX_TOKENS = ("max_completion_tokens", "max_tokens")
 
@@ -66,10 +66,9 @@ async def chat_completions(request: Request) -> Response:
     body = await read_body(request)
     model = state.check_model(body.get("model"))
     _check_n(body)
-    constraint = find_constraint(body, state.chat_template, dialect="openai")
-    tools = constraint.tools if constraint is not None else None
-    messages = chat_messages(body.get("messages"), tools, body.get("tool_choice", "auto"))
-    prompt = render_chat(state.llm, messages)
+    constraint = state.find_constraint(body, "openai")
+    chat = constraint.chat if constraint is not None else None
+    prompt = render_chat(state.llm, chat_messages(body.get("messages")), chat, state.tool_format)
     params = sampling_params(body, _MAX_TOKENS)
     meta = {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
@@ -89,14 +88,13 @@ async def chat_completions(request: Request) -> Response:
 def _chat_result(
     job: Job, meta: dict[str, Any], text: str, finish: str, constraint: Constraint | None
 ) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
-    if constraint is not None and constraint.tools is not None:
-        content, calls = parse_tool_output(text)
-        message["content"] = content
-        if calls:
-            message["tool_calls"] = calls
-            finish = "tool_calls" if finish == "stop" else finish
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+    message = {**output_reader(constraint).message(text), "refusal": None}
+    choice = {
+        "index": 0,
+        "message": message,
+        "logprobs": None,
+        "finish_reason": finish_reason(message, finish),
+    }
     return {**meta, "object": "chat.completion", "choices": [choice], "usage": usage(job)}
 
 
@@ -112,7 +110,7 @@ async def _chat_chunks(
     constraint: Constraint | None,
     with_usage: bool,
 ) -> AsyncIterator[str]:
-    parser = ToolStreamParser() if constraint is not None and constraint.tools else None
+    parser = output_reader(constraint).stream()
     finish = "stop"
     try:
         yield _chunk(meta, {"role": "assistant", "content": ""})
@@ -120,14 +118,11 @@ async def _chat_chunks(
             if event.kind != "text":
                 finish = event.finish_reason or "stop"
                 break
-            deltas = parser.feed(event.text) if parser else [{"content": event.text}]
-            for delta in deltas:
+            for delta in parser.feed(event.text):
                 yield _chunk(meta, delta)
-        for delta in parser.finish() if parser else []:
+        for delta in parser.finish():
             yield _chunk(meta, delta)
-        if parser is not None and parser.calls and finish == "stop":
-            finish = "tool_calls"
-        yield _chunk(meta, {}, finish)
+        yield _chunk(meta, {}, finish_reason(parser.message(), finish))
         if with_usage:
             yield json.dumps(
                 {**meta, "object": "chat.completion.chunk", "choices": [], "usage": usage(job)}
@@ -154,9 +149,9 @@ async def completions(request: Request) -> Response:
     model = state.check_model(body.get("model"))
     _check_n(body)
     prompt = _prompt_text(body)
-    constraint = find_constraint(body, state.chat_template, dialect="openai")
-    if constraint is not None and constraint.tools is not None:
+    if body.get("tools"):
         raise bad_request("tools are for /v1/chat/completions", "tools")
+    constraint = state.find_constraint({**body, "reasoning": None}, "openai")
     params = sampling_params(body, ("max_tokens",))
     if body.get("max_tokens") is None:
         params.max_tokens = 16  # OpenAI's default for completions

@@ -1,25 +1,28 @@
 """Chat messages (OpenAI or Ollama) to the prompt text, under the model's own chat template.
 
-Rendering is :mod:`gbnf_sampler.llama.chat`'s (``tokenizer.chat_template`` through
-llama-cpp-python's ``Jinja2ChatFormatter``, or a plain ``role: content`` layout for a model
-without one), so ``gs.llama.chat`` and the server build the same prompt. Before rendering,
-messages are brought to plain text: content parts are joined, ``developer`` becomes ``system``,
-tool results and earlier tool calls are written as text, and the tools are described in a system
-message (:func:`.tools.tool_system_prompt`).
+Rendering is :mod:`gbnf_sampler.llama.chat`'s :func:`~gbnf_sampler.llama.chat.tools_prompt`,
+the one ``gs.llama.chat`` uses (``tokenizer.chat_template`` through llama-cpp-python's
+``Jinja2ChatFormatter``, or a plain ``role: content`` layout for a model without one; tools
+passed to a template that renders them, else described in a system message in the tool-call
+format's own words, earlier calls written as that format writes them). Before that, messages
+are checked and brought to what templates read: content parts are joined, ``developer``
+becomes ``system``; tool calls and tool results are kept.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..llama.chat import chat_prompt
+from ..errors import StructuralTagError
+from ..llama.chat import tools_prompt
+from ..structural.formats import ToolFormat
 from .errors import bad_request
-from .tools import tool_system_prompt
+from .tools import ChatRequest
 
 _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+# What a message keeps besides role and content (OpenAI's and Ollama's tool-call fields).
+_KEPT = ("name", "tool_calls", "tool_call_id", "tool_name", "thinking", "reasoning_content")
 
 
 def _content(message: Mapping[str, Any], i: int) -> str:
@@ -41,53 +44,51 @@ def _content(message: Mapping[str, Any], i: int) -> str:
     return "".join(texts)
 
 
-def _tool_calls_text(calls: Any) -> str:
-    out = []
-    for call in calls if isinstance(calls, list) else []:
-        fn = call.get("function", {}) if isinstance(call, Mapping) else {}
-        arguments = fn.get("arguments", {})
-        if isinstance(arguments, str):
-            with contextlib.suppress(ValueError):
-                arguments = json.loads(arguments)
-        out.append({"name": fn.get("name"), "arguments": arguments})
-    return json.dumps(out[0] if len(out) == 1 else out, ensure_ascii=False)
-
-
-def _plain(message: Any, i: int) -> dict[str, str]:
+def _message(message: Any, i: int) -> dict[str, Any]:
     if not isinstance(message, Mapping):
         raise bad_request(f"messages[{i}] must be an object", "messages")
     role = message.get("role")
     if role not in _ROLES:
         raise bad_request(f"messages[{i}].role must be one of {', '.join(_ROLES)}", "messages")
-    text = _content(message, i)
-    if role == "developer":
-        role = "system"
-    elif role in ("tool", "function"):
-        name = message.get("name") or message.get("tool_call_id") or "tool"
-        role, text = "user", f"Result of {name}: {text}"
-    elif role == "assistant" and message.get("tool_calls"):
-        text = (text + "\n" if text else "") + _tool_calls_text(message["tool_calls"])
-    return {"role": str(role), "content": text}
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise bad_request(f"messages[{i}].tool_calls must be a list", "messages")
+    out = {k: v for k, v in message.items() if k in _KEPT and v is not None}
+    out["role"] = "system" if role == "developer" else str(role)
+    out["content"] = _content(message, i)
+    return out
 
 
-def chat_messages(messages: Any, tools: list[Any] | None, tool_choice: Any) -> list[dict[str, str]]:
-    """Plain-text messages, with the tools described in the first system message."""
+def chat_messages(messages: Any) -> list[dict[str, Any]]:
+    """The request's messages, checked (a 400 names the bad one), as templates read them."""
     if not isinstance(messages, list) or not messages:
         raise bad_request("messages must be a non-empty list", "messages")
-    plain = [_plain(m, i) for i, m in enumerate(messages)]
-    if tools and tool_choice != "none":
-        about = tool_system_prompt(tools, tool_choice if isinstance(tool_choice, str) else "named")
-        if plain[0]["role"] == "system":
-            plain[0] = {"role": "system", "content": about + "\n\n" + plain[0]["content"]}
-        else:
-            plain.insert(0, {"role": "system", "content": about})
-    return plain
+    return [_message(m, i) for i, m in enumerate(messages)]
 
 
-def render_chat(llm: Any, messages: list[dict[str, str]]) -> str:
-    """The prompt text of ``messages`` (a template error is a 400)."""
+def render_chat(
+    llm: Any,
+    messages: list[dict[str, Any]],
+    chat: ChatRequest | None = None,
+    fmt: ToolFormat | None = None,
+) -> str:
+    """The prompt text of ``messages``, with the tools of ``chat`` offered in its format (a
+    template error or a malformed tool is a 400). ``fmt``: the format earlier tool calls are
+    written in when ``chat`` is None (no tools offered now)."""
+    template = llm.metadata.get("tokenizer.chat_template")
+    body = chat.body if chat is not None else {}
     try:
-        return chat_prompt(llm, llm.metadata.get("tokenizer.chat_template"), list(messages))
+        return tools_prompt(
+            llm,
+            template,
+            messages,
+            chat.format if chat is not None else fmt,
+            tools=body.get("tools"),
+            tool_choice=body.get("tool_choice"),
+            reasoning=body.get("reasoning", False),
+        )
+    except StructuralTagError as e:
+        raise bad_request(f"tools: {e}", "tools", "invalid_tools") from e
     except Exception as e:  # jinja2 errors, raise_exception() in a template
         raise bad_request(
             f"the model's chat template rejected the messages: {e}", "messages"

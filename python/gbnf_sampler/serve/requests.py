@@ -14,7 +14,8 @@ from typing import Any
 from starlette.requests import Request
 
 from ..limits import SERVE_MAX_BODY_BYTES
-from .constraints import Constraint
+from ..structural.formats import ToolFormat
+from .constraints import Constraint, find_constraint, output_reader
 from .engine import Engine, Event, Job
 from .errors import ApiError, bad_request
 from .sampling import SamplingParams
@@ -34,11 +35,23 @@ class ServerState:
     aliases: set[str] = field(default_factory=set)
     api_key: str | None = None
     created: int = 0
+    tool_format: ToolFormat | None = None  # None: the one for the chat template
+    tool_format_source: str = ""  # how it was chosen (given, chat template, architecture...)
 
     @property
     def chat_template(self) -> str | None:
         template = self.llm.metadata.get("tokenizer.chat_template")
         return str(template) if template else None
+
+    def find_constraint(self, body: dict[str, Any], dialect: str) -> Constraint | None:
+        """:func:`.constraints.find_constraint` with this server's model and tool format."""
+        return find_constraint(
+            body,
+            self.chat_template,
+            dialect,
+            vocab=self.engine.vocab,
+            tool_format=self.tool_format,
+        )
 
     def check_model(self, name: Any) -> str:
         """The served model's id when ``name`` names it (or is missing); else a 404."""
@@ -99,6 +112,10 @@ async def start_job(
             )
         engine.check_length(tokens, params)
         job = Job(tokens, matcher, params, asyncio.get_running_loop())
+        budget = output_reader(constraint).budget
+        if budget is not None:
+            job.budget = budget
+            job.budget_tokens = engine.tokenize_text(budget.end)
         engine.submit(job)
         return job
     except BaseException:

@@ -1,232 +1,98 @@
-"""Tool calls for the server, in one place: the grammar a tool request is constrained by, the
-prompt that tells the model about its tools, and parsing the output (whole or streamed) back
-into OpenAI ``tool_calls``.
+"""Tool calls and reasoning for the server, through the code ``gs.llama.chat`` uses.
 
-The format is the bare-JSON one of :func:`gbnf_sampler.schema.api.tools_to_gbnf`: a call is
-``{"name": ..., "arguments": {...}}``, several calls are a JSON list of them, and a plain-text
-answer (``tool_choice="auto"``) does not start with ``{`` or ``[``. Per-model formats (issue
-#15's registry) replace the three entry points here: :func:`tool_constraint`,
-:func:`parse_tool_output` and :class:`ToolStreamParser`.
+The model's tool-call format (:mod:`gbnf_sampler.structural.formats`) is chosen once, when the
+server starts (:func:`server_format`: ``--tool-format``, else the one the GGUF's chat template
+shows, else one by the GGUF's architecture, else ``hermes``); a request may name another with
+this package's ``tool_format`` field. A request's ``tools`` / ``tool_choice`` /
+``parallel_tool_calls`` / ``reasoning`` (and ``response_format`` alongside them) become a
+:class:`ChatRequest`, whose :meth:`~ChatRequest.build` runs
+:func:`gbnf_sampler.structural.openai.request_constraint` on the compile pool; its result turns
+the output back into OpenAI ``tool_calls`` and ``reasoning_content``, whole
+(:meth:`ChatConstraint.message`) or as streaming deltas (:meth:`ChatConstraint.stream`).
 """
 
 from __future__ import annotations
 
-import json
-import uuid
+import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SchemaError
+from ..errors import UnknownFormatError
 from ..grammar import Grammar
-from ..schema.api import schema_to_gbnf
+from ..structural import formats
+from ..structural.formats import ToolFormat
+from ..structural.openai import ChatConstraint, request_constraint
+from ..vocab import Vocab
+from .errors import bad_request
 
-_TOOLS_BASE = "https://gbnf-sampler.invalid/serve-tools/"
-_TEXT_RULE = "text ::= [^{\\[ \\t\\n] [\\x00-\\U0010FFFF]*\n"
-
-
-def _function(tool: Any, i: int) -> Mapping[str, Any]:
-    if not isinstance(tool, Mapping):
-        raise SchemaError("a tool must be an object", f"/{i}")
-    fn = tool.get("function", tool)
-    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
-        raise SchemaError("a tool needs a function name", f"/{i}/function/name")
-    return fn
+logger = logging.getLogger(__name__)
 
 
-def _call_schema(tools: list[Any], only: str | None) -> dict[str, Any]:
-    """One call of any tool (or of the tool named ``only``)."""
-    calls = []
-    for i, tool in enumerate(tools):
-        fn = _function(tool, i)
-        if only is not None and fn["name"] != only:
-            continue
-        params = fn.get("parameters") or {"type": "object"}
-        if isinstance(params, Mapping):
-            params = {**params, "$id": f"{_TOOLS_BASE}{i}.json"}  # its own $ref base
-        calls.append(
-            {
-                "type": "object",
-                "properties": {"name": {"const": fn["name"]}, "arguments": params},
-                "required": ["name", "arguments"],
-                "additionalProperties": False,
-            }
-        )
-    if not calls:
-        raise SchemaError(f"no tool named {only!r}" if only else "no tools given", "")
-    return {"anyOf": calls} if len(calls) > 1 else calls[0]
-
-
-def _named(tool_choice: Any) -> str | None:
-    if not isinstance(tool_choice, Mapping):
-        return None
-    fn = tool_choice.get("function")
-    name = fn.get("name") if isinstance(fn, Mapping) else tool_choice.get("name")
-    if not isinstance(name, str):
-        raise SchemaError('tool_choice must be {"type": "function", "function": {"name": ...}}')
-    return name
-
-
-def tool_constraint(
-    tools: list[Any],
-    tool_choice: Any = "auto",
-    parallel_tool_calls: bool = True,
-    chat_template: str | None = None,
-) -> Grammar | None:
-    """The grammar of the model's answer to a request with ``tools``; None when unconstrained.
-
-    ``tool_choice``: ``"auto"`` (calls or a plain-text answer), ``"required"`` (calls only),
-    ``"none"`` (text only: no constraint), or a named function (exactly one call of it).
-    ``parallel_tool_calls=False`` allows one call, never a list. ``chat_template`` picks the
-    model's own tool-call format once per-model formats exist; the bare-JSON one is used now.
-    """
-    del chat_template  # one format for every model until per-model formats land (#15)
-    if not isinstance(tools, list):
-        raise SchemaError("tools must be a list", "")
-    if tool_choice is None:
-        tool_choice = "auto"
-    if tool_choice == "none":
-        return None
-    only = _named(tool_choice)
-    if only is None and tool_choice not in ("auto", "required"):
-        raise SchemaError(f"unknown tool_choice {tool_choice!r}", "")
-    call = _call_schema(tools, only)
-    if only is None and parallel_tool_calls:
-        call = {"anyOf": [call, {"type": "array", "items": call, "minItems": 1}]}
-    if tool_choice != "auto":  # JSON only: the JSON Schema grammars' whitespace bound applies
-        return Grammar.from_json_schema(call, additional_properties=False)
-    gbnf = schema_to_gbnf(call, additional_properties=False)
-    body = gbnf.replace("root ::= ", "tool-calls ::= ", 1)
-    return Grammar.from_gbnf("root ::= tool-calls | text\n" + _TEXT_RULE + body)
-
-
-def tool_system_prompt(tools: list[Any], tool_choice: Any = "auto") -> str:
-    """What the model is told about its tools (prepended as a system message)."""
-    lines = ["You can call these tools (JSON Schema of each tool's arguments):"]
-    for i, tool in enumerate(tools):
-        fn = _function(tool, i)
-        desc = fn.get("description") or ""
-        params = json.dumps(fn.get("parameters") or {"type": "object"}, ensure_ascii=False)
-        lines.append(f"- {fn['name']}: {desc} Arguments: {params}")
-    lines.append(
-        'To call a tool, answer with only a JSON object {"name": <tool name>, "arguments": '
-        "<arguments object>}, or a JSON list of such objects to call several."
+def server_format(
+    metadata: Mapping[str, Any], tool_format: str | ToolFormat | None = None
+) -> tuple[ToolFormat, str]:
+    """The server's tool-call format for a model (its GGUF ``metadata``) and how it was chosen;
+    an unknown ``tool_format`` raises :class:`~gbnf_sampler.errors.UnknownFormatError` (its
+    message lists the known names)."""
+    template = metadata.get("tokenizer.chat_template")
+    architecture = metadata.get("general.architecture")
+    fmt, how = formats.for_model(
+        str(template) if template else None,
+        str(architecture) if architecture else None,
+        tool_format,
     )
-    if tool_choice == "auto":
-        lines.append("To answer without a tool, answer in plain text.")
-    return "\n".join(lines)
+    logger.info("tool-call format: %s (%s)", fmt.name, how)
+    return fmt, how
 
 
-def _call_id() -> str:
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
-def _openai_call(call: Any) -> dict[str, Any]:
-    if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
-        raise ValueError("a tool call must be an object with a name")
-    arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
-    return {
-        "id": _call_id(),
-        "type": "function",
-        "function": {"name": call["name"], "arguments": arguments},
-    }
-
-
-def parse_tool_output(text: str) -> tuple[str | None, list[dict[str, Any]]]:
-    """``(content, tool_calls)`` of a completed answer: OpenAI ``tool_calls`` (arguments as JSON
-    text) when the answer is a call or a list of calls, else the text as content."""
-    stripped = text.strip()
-    if not stripped.startswith(("{", "[")):
-        return text, []
+def request_format(body: Mapping[str, Any], default: ToolFormat) -> ToolFormat:
+    """The format of one request: its ``tool_format`` field, else the server's."""
+    name = body.get("tool_format")
+    if name is None:
+        return default
+    if not isinstance(name, str):
+        raise bad_request("tool_format must be a string", "tool_format")
     try:
-        value = json.loads(stripped)
-        calls = value if isinstance(value, list) else [value]
-        return None, [_openai_call(c) for c in calls]
-    except ValueError:  # cut short (max_tokens): what was written stays visible as text
-        return text, []
+        return formats.get(name)
+    except UnknownFormatError as e:
+        raise bad_request(str(e), "tool_format", "unknown_tool_format") from e
+
+
+def wants_chat_constraint(body: Mapping[str, Any]) -> bool:
+    """Whether the request's output is shaped by a tool-call format: tools are offered (a
+    ``tool_choice`` other than "none") or reasoning is asked for."""
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise bad_request("tools must be a list", "tools")
+    offered = bool(tools) and body.get("tool_choice") != "none"
+    return offered or body.get("reasoning") not in (None, False)
 
 
 @dataclass
-class ToolStreamParser:
-    """Splits a streamed answer into content deltas and tool-call deltas, incrementally.
+class ChatRequest:
+    """The tools / reasoning part of one chat request. :meth:`build` (run on the compile pool)
+    makes the grammar and keeps the :class:`ChatConstraint` in :attr:`result` for reading the
+    output back."""
 
-    :meth:`feed` takes the next piece of text and returns OpenAI ``delta`` fragments: ``{"content":
-    ...}`` for a plain-text answer, or ``{"tool_calls": [{"index", "id", "type", "function":
-    {"name", "arguments"}}]}`` once each call's JSON object is complete. :meth:`finish` flushes
-    what is left (an incomplete call becomes content).
-    """
+    body: Mapping[str, Any]
+    format: ToolFormat
+    chat_template: str | None
+    vocab: Vocab | None
+    result: ChatConstraint | None = None
 
-    mode: str = "undecided"  # "undecided", "text" or "json"
-    buffer: str = ""
-    depth: int = 0
-    in_string: bool = False
-    escaped: bool = False
-    call_start: int = -1
-    scan_from: int = 0
-    calls: int = 0
-    emitted_calls: list[dict[str, Any]] = field(default_factory=list)
+    def build(self) -> Grammar | None:
+        self.result = request_constraint(
+            self.body,
+            chat_template=self.chat_template,
+            vocab=self.vocab,
+            tool_format=self.format,
+        )
+        return self.result.grammar
 
-    def feed(self, piece: str) -> list[dict[str, Any]]:
-        if self.mode == "text":
-            return [{"content": piece}] if piece else []
-        self.buffer += piece
-        if self.mode == "undecided":
-            head = self.buffer.lstrip()
-            if not head:
-                return []
-            if head[0] not in "{[":
-                self.mode = "text"
-                text, self.buffer = self.buffer, ""
-                return [{"content": text}]
-            self.mode = "json"
-        return self._scan()
-
-    def _scan(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for i in range(self.scan_from, len(self.buffer)):
-            ch = self.buffer[i]
-            if self.in_string:
-                if self.escaped:
-                    self.escaped = False
-                elif ch == "\\":
-                    self.escaped = True
-                elif ch == '"':
-                    self.in_string = False
-                continue
-            if ch == '"':
-                self.in_string = True
-            elif ch in "{[":
-                if ch == "{" and self.call_start < 0:
-                    self.call_start = i
-                self.depth += 1
-            elif ch in "}]":
-                self.depth -= 1
-                if ch == "}" and self.call_start >= 0 and self._closes_call():
-                    out.append(self._emit(self.buffer[self.call_start : i + 1]))
-                    self.call_start = -1
-        self.scan_from = len(self.buffer)
-        return out
-
-    def _closes_call(self) -> bool:
-        opened_with_list = self.buffer.lstrip().startswith("[")
-        return self.depth == (1 if opened_with_list else 0)
-
-    def _emit(self, text: str) -> dict[str, Any]:
-        call = _openai_call(json.loads(text))
-        self.emitted_calls.append(call)
-        delta = {"index": self.calls, **call}
-        self.calls += 1
-        return {"tool_calls": [delta]}
-
-    def finish(self) -> list[dict[str, Any]]:
-        """Deltas for what :meth:`feed` held back when the answer ends."""
-        if self.mode == "json" and not self.calls and self.buffer:
-            text, self.buffer = self.buffer, ""
-            return [{"content": text}]
-        if self.mode == "undecided" and self.buffer:
-            text, self.buffer = self.buffer, ""
-            return [{"content": text}]
-        return []
+    def constraint(self) -> ChatConstraint:
+        """The built constraint (after :meth:`build`; a plain one before)."""
+        return self.result if self.result is not None else ChatConstraint(None, None)
 
 
-__all__ = ["ToolStreamParser", "parse_tool_output", "tool_constraint", "tool_system_prompt"]
+__all__ = ["ChatRequest", "request_format", "server_format", "wants_chat_constraint"]

@@ -7,8 +7,10 @@
 
 ``names()`` lists the formats, ``get(name)`` finds one by name or alias (an unknown name raises
 :class:`~gbnf_sampler.errors.UnknownFormatError` listing the known ones), ``detect(template)``
-picks one from a Jinja chat template, ``register(fmt)`` adds your own. The formats and what
-their calls look like: :mod:`.registry`.
+picks one from a Jinja chat template, ``register(fmt)`` adds your own, and
+``for_model(template, architecture, tool_format)`` is what a server or chat front end uses: the
+named format, else the detected one, else one by the GGUF's architecture, else ``hermes``. The
+formats and what their calls look like: :mod:`.registry`.
 
 ``tool_choice``: ``"auto"`` (free text; a call starts at the format's marker), ``"required"``
 (the output opens with a call), ``"none"`` (free text without the marker), or
@@ -30,13 +32,14 @@ from .base import (
     normalize_tools,
 )
 from .harmony import HarmonyFormat
-from .registry import BUILTIN, detect, get, names, register
+from .registry import BUILTIN, FALLBACK, detect, for_model, get, names, register
 from .results import Parsed
 from .stream import StreamParser
 from .tagged import CallSyntax, Section, TaggedFormat, Think
 
 __all__ = [
     "BUILTIN",
+    "FALLBACK",
     "CallSyntax",
     "HarmonyFormat",
     "Parsed",
@@ -50,6 +53,7 @@ __all__ = [
     "ToolConstraint",
     "ToolFormat",
     "detect",
+    "for_model",
     "get",
     "names",
     "normalize_tools",

@@ -274,7 +274,47 @@ def detect(chat_template: str | None) -> ToolFormat | None:
     return None
 
 
+# GGUF ``general.architecture`` prefixes -> the format the family writes, for a model whose chat
+# template is missing or unknown (the embedded Gemma 3 270M GGUF has no template at all).
+_ARCHITECTURES: tuple[tuple[str, str], ...] = (
+    ("gemma3", "gemma"),
+    ("gemma4", "gemma4"),
+    ("gpt_oss", "harmony"),
+    ("gpt-oss", "harmony"),
+    ("qwen3moe", "hermes"),
+    ("qwen", "hermes"),
+    ("llama", "llama3"),
+    ("mistral", "mistral"),
+    ("deepseek2", "deepseek_v3"),
+)
+# The format of any other model: ``<tool_call>`` JSON is the most widely trained one and, being
+# plain text, needs no special tokens.
+FALLBACK = "hermes"
+
+
+def for_model(
+    chat_template: str | None = None,
+    architecture: str | None = None,
+    tool_format: str | ToolFormat | None = None,
+) -> tuple[ToolFormat, str]:
+    """The format a model writes tool calls in, and how it was chosen: ``tool_format`` when
+    given (an unknown name raises :class:`UnknownFormatError`), else :func:`detect` on the chat
+    template, else by the GGUF's ``general.architecture`` (Gemma 3: ``gemma``; Qwen:
+    ``hermes``; Llama: ``llama3``; ...), else :data:`FALLBACK` (``hermes``)."""
+    if tool_format is not None:
+        return get(tool_format), "given"
+    found = detect(chat_template)
+    if found is not None:
+        return found, "chat template"
+    arch = (architecture or "").strip().lower()
+    for prefix, name in _ARCHITECTURES:
+        if arch.startswith(prefix):
+            return get(name), f"architecture {arch!r}"
+    why = "no chat template" if not chat_template else "chat template not recognized"
+    return get(FALLBACK), f"{why}; default"
+
+
 for _fmt in BUILTIN:
     register(_fmt)
 
-__all__ = ["BUILTIN", "detect", "get", "names", "register"]
+__all__ = ["BUILTIN", "FALLBACK", "detect", "for_model", "get", "names", "register"]

@@ -1,0 +1,257 @@
+#include "mask/cache_core.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "mask/shared_cache.h"
+
+namespace gbnf::detail {
+namespace {
+
+std::atomic<size_t> g_live_entry_bytes{0};
+std::atomic<size_t> g_budget{size_t{256} << 20};
+
+bool OverBudget() {
+  return g_live_entry_bytes.load(std::memory_order_relaxed) +
+             SharedMaskCache::Instance().bytes() >=
+         g_budget.load(std::memory_order_relaxed);
+}
+
+// States in breadth-first order from the root's start: over byte edges, into called rules and on
+// to the calls' targets, and from a rule's final states to the targets of every call of the rule
+// (where its callers resume). States without byte or call edges are left out: their entry is
+// empty and costs nothing to fill on first use.
+std::vector<StateId> PrecomputeOrder(const Automaton& a) {
+  const size_t n = a.num_states();
+  std::vector<std::vector<StateId>> returns(a.num_rules());
+  for (StateId s = 0; s < n; ++s) {
+    for (const CallEdge& c : a.CallEdges(s)) returns[c.rule].push_back(c.target);
+  }
+  std::vector<RuleId> rule_of(n, 0);
+  for (RuleId r = 0; r < a.num_rules(); ++r) {
+    const StateId last = r + 1 < a.num_rules() ? a.RuleStart(r + 1) : static_cast<StateId>(n);
+    for (StateId s = a.RuleStart(r); s < last; ++s) rule_of[s] = r;
+  }
+  std::vector<uint8_t> seen(n, 0);
+  std::vector<uint8_t> rule_done(a.num_rules(), 0);
+  std::vector<StateId> queue;
+  auto visit = [&](StateId s) {
+    if (!seen[s]) {
+      seen[s] = 1;
+      queue.push_back(s);
+    }
+  };
+  visit(a.RuleStart(a.root()));
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const StateId s = queue[i];
+    for (const ByteEdge& e : a.ByteEdges(s)) visit(e.target);
+    for (const TokenEdge& e : a.TokenEdges(s)) visit(e.target);
+    for (const CallEdge& c : a.CallEdges(s)) {
+      visit(a.RuleStart(c.rule));
+      visit(c.target);
+    }
+    const RuleId r = rule_of[s];
+    if (a.IsFinal(s) && !rule_done[r]) {
+      rule_done[r] = 1;
+      for (StateId t : returns[r]) visit(t);
+    }
+  }
+  std::vector<StateId> order;
+  for (StateId s : queue) {
+    if (!a.ByteEdges(s).empty() || !a.CallEdges(s).empty()) order.push_back(s);
+  }
+  return order;
+}
+
+}  // namespace
+
+size_t LiveEntryBytes() { return g_live_entry_bytes.load(std::memory_order_relaxed); }
+
+CacheCore::CacheCore(std::shared_ptr<const Automaton> automaton,
+                     std::shared_ptr<const Vocab> vocab, uint32_t max_state_size)
+    : automaton_(std::move(automaton)),
+      vocab_(std::move(vocab)),
+      max_state_size_(max_state_size),
+      cancelled_(std::make_shared<std::atomic<bool>>(false)) {
+  const size_t n = automaton_->num_states();
+  published_ = std::make_unique<std::atomic<const StateMask*>[]>(n);
+  unkeyed_ = std::make_unique<std::atomic<uint8_t>[]>(n);
+  owners_ = std::make_unique<std::shared_ptr<const StateMask>[]>(n);
+  stats_.states = n;
+}
+
+CacheCore::~CacheCore() {
+  g_live_entry_bytes.fetch_sub(stats_.bytes - stats_.mapped_bytes, std::memory_order_relaxed);
+}
+
+void CacheCore::Cancel() { cancelled_->store(true, std::memory_order_relaxed); }
+
+bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, EntryOrigin origin,
+                        bool in_shared, size_t mapped_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  jobs_.erase(state);
+  if (published_[state].load(std::memory_order_relaxed) != nullptr) return false;
+  const size_t owned = mask->MemoryBytes();
+  ++stats_.filled;
+  stats_.bytes += owned + mapped_bytes;
+  if (in_shared) stats_.shared_bytes += owned;
+  stats_.mapped_bytes += mapped_bytes;
+  g_live_entry_bytes.fetch_add(owned, std::memory_order_relaxed);
+  switch (origin) {
+    case EntryOrigin::kBackground:
+      ++stats_.background;
+      ++stats_.classified;
+      break;
+    case EntryOrigin::kClassified:
+      ++stats_.classified;
+      break;
+    case EntryOrigin::kShared:
+      ++stats_.shared;
+      break;
+    case EntryOrigin::kLoaded:
+      ++stats_.loaded;
+      break;
+    case EntryOrigin::kNone:
+      break;
+  }
+  owners_[state] = std::move(mask);
+  published_[state].store(owners_[state].get(), std::memory_order_release);
+  return true;
+}
+
+// Fills `state` from the shared cache when it holds the state's key; *keyed and *key tell the
+// key (so that a classification of the state can be shared afterwards).
+bool CacheCore::TryShared(StateId state, StateKey* key, bool* keyed) {
+  *keyed = false;
+  if (unkeyed_[state].load(std::memory_order_relaxed) != 0) return false;
+  if (!ComputeStateKey(*automaton_, state, kMaxKeyStates, key)) {
+    unkeyed_[state].store(1, std::memory_order_relaxed);
+    return false;
+  }
+  *keyed = true;
+  std::shared_ptr<const StateMask> hit =
+      SharedMaskCache::Instance().Find(*vocab_, max_state_size_, *key);
+  if (!hit) return false;
+  Publish(state, std::move(hit), EntryOrigin::kShared, true, 0);
+  return true;
+}
+
+// The job classifying `state`: the one in flight, or a new one (*owner) when the entry is still
+// empty; null when the entry is filled. A new job's result goes to the shared cache when keyed.
+std::shared_ptr<ClassifyJob> CacheCore::StartJob(StateId state, EntryOrigin origin, StateKey key,
+                                                 bool keyed, bool* owner) {
+  *owner = false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (IsPublished(state)) return nullptr;
+  auto it = jobs_.find(state);
+  if (it != jobs_.end()) return it->second;
+  std::weak_ptr<CacheCore> self = weak_from_this();
+  auto done = [self, state, origin, keyed, key = std::move(key)](
+                  std::shared_ptr<const StateMask> mask) {
+    std::shared_ptr<CacheCore> core = self.lock();
+    if (!core) return;
+    SharedMaskCache& shared = SharedMaskCache::Instance();
+    const bool share = keyed && shared.limit_bytes() > 0;
+    if (share) mask = shared.Insert(core->vocab_, core->max_state_size_, key, std::move(mask));
+    core->Publish(state, std::move(mask), origin, share, 0);
+  };
+  const size_t chunks = ClassifyJob::ChunksFor(vocab_->trie().size(),
+                                               BackgroundPool::Shared().workers() + 1);
+  auto job = std::make_shared<ClassifyJob>(automaton_, vocab_, state,
+                                           max_state_size_, chunks, cancelled_, std::move(done));
+  jobs_.emplace(state, job);
+  *owner = true;
+  return job;
+}
+
+void CacheCore::DropJob(StateId state, const std::shared_ptr<ClassifyJob>& job) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = jobs_.find(state);
+  if (it != jobs_.end() && it->second == job) jobs_.erase(it);
+}
+
+const StateMask& CacheCore::Fill(StateId state) {
+  for (;;) {
+    if (const StateMask* m = published_[state].load(std::memory_order_acquire)) return *m;
+    StateKey key;
+    bool keyed = false;
+    if (TryShared(state, &key, &keyed)) continue;
+    bool owner = false;
+    std::shared_ptr<ClassifyJob> job =
+        StartJob(state, EntryOrigin::kClassified, std::move(key), keyed, &owner);
+    if (!job) continue;
+    if (owner && job->HasWork() && BackgroundPool::Shared().workers() > 0) {
+      BackgroundPool::Shared().Help(job);
+    }
+    const auto helping = std::chrono::steady_clock::now();
+    job->Help();
+    const auto helped = std::chrono::steady_clock::now() - helping;
+    try {
+      if (!job->WaitFor(std::max<std::chrono::nanoseconds>(helped, ClassifyJob::kRescueAfter))) {
+        job->Rescue();  // chunks another thread holds and has not finished: classified here too
+      }
+      job->Wait();
+    } catch (...) {
+      DropJob(state, job);  // a later fill tries again
+      throw;
+    }
+  }
+}
+
+void CacheCore::BuildPlan() {
+  plan_ = PrecomputeOrder(*automaton_);
+  plan_over_.store(plan_.empty(), std::memory_order_relaxed);
+}
+
+void CacheCore::StartPrecompute() {
+  plan_over_.store(false, std::memory_order_relaxed);
+  BackgroundPool::Shared().AddPlan(shared_from_this());
+}
+
+bool CacheCore::RunOne() {
+  std::call_once(plan_once_, [&] { BuildPlan(); });
+  for (;;) {
+    const size_t i = plan_next_.fetch_add(1, std::memory_order_relaxed);
+    if (i >= plan_.size() || cancelled_->load(std::memory_order_relaxed) || OverBudget()) {
+      plan_over_.store(true, std::memory_order_relaxed);
+      return false;
+    }
+    const StateId state = plan_[i];
+    if (IsPublished(state)) continue;
+    StateKey key;
+    bool keyed = false;
+    if (TryShared(state, &key, &keyed)) return true;
+    bool owner = false;
+    std::shared_ptr<ClassifyJob> job =
+        StartJob(state, EntryOrigin::kBackground, std::move(key), keyed, &owner);
+    if (!job || !owner) continue;  // filled, or another thread is on it
+    job->Help();
+    return true;
+  }
+}
+
+bool CacheCore::Adopt(StateId state, std::shared_ptr<const StateMask> mask, size_t mapped_bytes) {
+  return Publish(state, std::move(mask), EntryOrigin::kLoaded, false, mapped_bytes);
+}
+
+std::vector<std::pair<StateId, std::shared_ptr<const StateMask>>> CacheCore::Filled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<StateId, std::shared_ptr<const StateMask>>> out;
+  for (StateId s = 0; s < stats_.states; ++s) {
+    if (owners_[s]) out.emplace_back(s, owners_[s]);
+  }
+  return out;
+}
+
+MaskCacheStats CacheCore::Stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  MaskCacheStats out = stats_;
+  out.precompute_running = !plan_over_.load(std::memory_order_relaxed) &&
+                           !cancelled_->load(std::memory_order_relaxed);
+  return out;
+}
+
+void SetMaskBudget(size_t bytes) { g_budget.store(bytes, std::memory_order_relaxed); }
+size_t MaskBudget() { return g_budget.load(std::memory_order_relaxed); }
+
+}  // namespace gbnf::detail

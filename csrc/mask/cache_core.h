@@ -1,0 +1,103 @@
+// The state of one compiled grammar's token-mask cache, shared (std::shared_ptr) by the grammar
+// and by the background workers and classification jobs working for it, so that work in flight
+// never outlives what it reads: it holds the automaton, the vocabulary and the trie bytes, and
+// a dropped grammar only marks it cancelled.
+//
+// An entry is filled once, by the first of:
+//   * the shared cache (level 2, shared_cache.h): a classification of an equal state key;
+//   * a classification job (classify_job.h), started by the first thread that needs the entry
+//     (a matcher's fill, or a background worker running the precompute plan); any other thread
+//     that needs it meanwhile joins the job (helps with its chunks, then waits), so no entry is
+//     classified twice;
+//   * a cache file (Adopt).
+// and published with one release store: the warm path is one acquire load (mask_cache.h).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gbnf_sampler/compiled_grammar.h"
+#include "mask/background.h"
+#include "mask/classify_job.h"
+#include "mask/state_key.h"
+#include "mask/state_mask.h"
+
+namespace gbnf::detail {
+
+enum class EntryOrigin : uint8_t { kNone, kClassified, kBackground, kShared, kLoaded };
+
+// States a key may span before a state is classified on its own (state_key.h).
+inline constexpr size_t kMaxKeyStates = 4096;
+
+class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<CacheCore> {
+ public:
+  CacheCore(std::shared_ptr<const Automaton> automaton, std::shared_ptr<const Vocab> vocab,
+            uint32_t max_state_size);
+  ~CacheCore() override;
+  CacheCore(const CacheCore&) = delete;
+  CacheCore& operator=(const CacheCore&) = delete;
+
+  const std::atomic<const StateMask*>* published() const { return published_.get(); }
+  const Automaton& automaton() const { return *automaton_; }
+  const Vocab& vocab() const { return *vocab_; }
+  uint32_t max_state_size() const { return max_state_size_; }
+
+  // The entry of `state`, filled first if needed (foreground).
+  const StateMask& Fill(StateId state);
+  // Background: classifies the precompute plan's next state.
+  bool RunOne() override;
+  // Queues the precompute plan on the background workers.
+  void StartPrecompute();
+  // The grammar is gone: background work and unfinished jobs stop.
+  void Cancel();
+
+  // Fills `state` with a mask from elsewhere (a cache file, `mapped_bytes` of it in a mapping);
+  // false if the state was filled already.
+  bool Adopt(StateId state, std::shared_ptr<const StateMask> mask, size_t mapped_bytes);
+  // Every filled entry, by state.
+  std::vector<std::pair<StateId, std::shared_ptr<const StateMask>>> Filled() const;
+  MaskCacheStats Stats() const;
+
+ private:
+  bool Publish(StateId state, std::shared_ptr<const StateMask> mask, EntryOrigin origin,
+               bool in_shared, size_t mapped_bytes);
+  bool TryShared(StateId state, StateKey* key, bool* keyed);
+  std::shared_ptr<ClassifyJob> StartJob(StateId state, EntryOrigin origin, StateKey key,
+                                        bool keyed, bool* owner);
+  void DropJob(StateId state, const std::shared_ptr<ClassifyJob>& job);
+  void BuildPlan();
+  bool IsPublished(StateId state) const {
+    return published_[state].load(std::memory_order_acquire) != nullptr;
+  }
+
+  std::shared_ptr<const Automaton> automaton_;
+  std::shared_ptr<const Vocab> vocab_;
+  uint32_t max_state_size_;
+  std::shared_ptr<std::atomic<bool>> cancelled_;
+  std::unique_ptr<std::atomic<const StateMask*>[]> published_;  // all null at first
+  std::unique_ptr<std::atomic<uint8_t>[]> unkeyed_;  // 1: the state has no shared key
+
+  mutable std::mutex mutex_;  // the fields below
+  std::unique_ptr<std::shared_ptr<const StateMask>[]> owners_;
+  std::unordered_map<StateId, std::shared_ptr<ClassifyJob>> jobs_;
+  MaskCacheStats stats_;
+
+  std::once_flag plan_once_;
+  std::vector<StateId> plan_;
+  std::atomic<size_t> plan_next_{0};
+  std::atomic<bool> plan_over_{true};
+};
+
+// Bytes of every live grammar's filled entries (mapped ones aside): with the shared cache's, what
+// the memory budget bounds.
+size_t LiveEntryBytes();
+void SetMaskBudget(size_t bytes);
+size_t MaskBudget();
+
+}  // namespace gbnf::detail

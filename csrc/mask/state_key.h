@@ -1,0 +1,35 @@
+// The key of the shared (level-2) mask cache: what an isolated classification of an automaton
+// state depends on, written so that equal keys mean equal classifications.
+//
+// An isolated walk (Recognizer::ResetIsolated) from state s reads only the part of the automaton
+// it can reach: the states reachable from s over byte edges and rule calls (a call reaches the
+// called rule's start and, when the rule completes, the call's target), and of each such state
+// its final kind (not final / final / final without edges), its byte edges, its call edges and
+// whether the called rule is nullable. The key is that sub-automaton in a canonical numbering:
+// states and rules numbered in the order a breadth-first walk from s meets them, edges in the
+// automaton's own order. Two states with equal keys are the starts of isomorphic sub-automata,
+// and the recognizer's item sets, stack and completions over one map one to one onto the other's
+// (rule and state ids are only names to it), so their classifications over one vocabulary, with
+// one max_state_size, are equal. Token-reference edges are left out: a byte walk never crosses
+// them (they matter only through the final kind, which says whether a final state has edges).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "gbnf_sampler/automaton.h"
+
+namespace gbnf::detail {
+
+struct StateKey {
+  uint64_t hash = 0;
+  std::vector<uint32_t> code;
+  bool operator==(const StateKey& o) const { return hash == o.hash && code == o.code; }
+};
+
+// The key of `state`, or false when the reachable sub-automaton has more than `max_states`
+// states (such a state is classified on its own, never shared).
+bool ComputeStateKey(const Automaton& automaton, StateId state, size_t max_states, StateKey* out);
+
+}  // namespace gbnf::detail

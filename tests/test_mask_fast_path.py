@@ -1,0 +1,165 @@
+"""The fast classification of a mask-cache entry (a memo of the recognizer's byte steps, the
+token trie split into chunks) equals the reference walk (the recognizer on every byte) on every
+automaton state, and the shared cache's keys are exact: states with equal keys have equal
+classifications. Random grammars over toy vocabularies (hypothesis), llama.cpp's grammars over
+the Llama-3 vocabulary."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gbnf_sampler as gs
+from assets import llama_cpp_assets, require, vocab_gguf
+from mask_documents import documents
+from mask_helpers import bpe_vocab, byte_vocab
+from strategies import grammars, to_gbnf_text
+from vocab_fixtures import bpe_vocab as shared_bpe_vocab
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+VOCABS = {"bytes": byte_vocab(), "bpe": bpe_vocab(), "shared_bpe": shared_bpe_vocab()}
+
+
+def compiled_of(text: str, vocab: gs.Vocab, root: str = "root", **kw: int) -> gs.CompiledGrammar:
+    grammar = gs.Grammar.from_gbnf(text, root=root)
+    return gs.compile(grammar, vocab, cache=False, precompute=False, **kw)
+
+
+def assert_fast_equals_reference(compiled: gs.CompiledGrammar, states: list[int]) -> None:
+    native = compiled._native
+    for state in states:
+        reference = native._classify(state, True, 1)
+        assert native._classify(state, False, 1) == reference, state
+        assert native._classify(state, False, 3) == reference, state
+
+
+@st.composite
+def random_compiled(draw: st.DrawFn) -> gs.CompiledGrammar:
+    rules, root = draw(grammars(max_rules=5))
+    vocab = VOCABS[draw(st.sampled_from(sorted(VOCABS)))]
+    return compiled_of(to_gbnf_text(rules, root), vocab, root=root)
+
+
+@SETTINGS
+@given(compiled=random_compiled())
+def test_fast_classification_equals_reference_on_every_state(
+    compiled: gs.CompiledGrammar,
+) -> None:
+    assert_fast_equals_reference(compiled, list(range(compiled._native.num_states)))
+
+
+TABLE = [
+    # string bodies, escapes and UTF-8 (inline repetition and a right-recursive rule)
+    r'root ::= "\"" ( [^"\\] | "\\" ["\\nu] )* "\"" " "?',
+    'root ::= "\\"" tail\ntail ::= "\\"" | [^"\\\\] tail',
+    # numbers, identifiers, completions that return to callers many levels up
+    'root ::= e\ne ::= t ("+" t)*\nt ::= f ("*" f)*\nf ::= [0-9]+ | [a-z]+ | "(" e ")"',
+    # left recursion, ambiguity, nullable rules
+    'root ::= x "!"\nx ::= x "a" | "a" | y\ny ::= "" | "ab" y',
+    'root ::= (a | b)+\na ::= "ab" | "a"\nb ::= "b" | "ba"',
+    # token references next to bytes
+    'root ::= "a" <[200]> "b" | "ab"+',
+]
+
+
+@pytest.mark.parametrize("vocab_name", sorted(VOCABS))
+@pytest.mark.parametrize("text", TABLE)
+def test_fast_classification_table(vocab_name: str, text: str) -> None:
+    compiled = compiled_of(text, VOCABS[vocab_name])
+    assert_fast_equals_reference(compiled, list(range(compiled._native.num_states)))
+
+
+@pytest.mark.parametrize("max_state_size", [10, 20, 40])
+def test_fast_classification_under_a_small_state_limit(max_state_size: int) -> None:
+    """Steps over the limit are left to the per-step walk (dependent), never memoized."""
+    text = 'root ::= x x\nx ::= x x | "a" | "aa" | ""'
+    compiled = compiled_of(text, VOCABS["bpe"], max_state_size=max_state_size)
+    assert_fast_equals_reference(compiled, list(range(compiled._native.num_states)))
+
+
+def _key_groups(compiled: gs.CompiledGrammar) -> dict[bytes, list[int]]:
+    groups: dict[bytes, list[int]] = {}
+    for state in range(compiled._native.num_states):
+        key = compiled._native._state_key(state)
+        if key is not None:
+            groups.setdefault(key, []).append(state)
+    return groups
+
+
+@SETTINGS
+@given(data=st.data())
+def test_equal_state_keys_mean_equal_classifications(data: st.DataObject) -> None:
+    vocab = VOCABS[data.draw(st.sampled_from(sorted(VOCABS)))]
+    pair = []
+    for _ in range(2):
+        rules, root = data.draw(grammars(max_rules=4))
+        pair.append(compiled_of(to_gbnf_text(rules, root), vocab, root=root))
+    seen: dict[bytes, tuple[list[int], list[int]]] = {}
+    for compiled in pair:
+        for key, states in _key_groups(compiled).items():
+            for state in states:
+                got = compiled._native._classify(state, True, 1)
+                assert seen.setdefault(key, got) == got
+
+
+def test_isomorphic_tails_share_a_key() -> None:
+    # The two digit loops are distinct states of one rule with isomorphic futures.
+    compiled = compiled_of('root ::= "a" [0-9]+ | "b" [0-9]+', VOCABS["bpe"])
+    assert any(len(states) >= 2 for states in _key_groups(compiled).values())
+
+
+@pytest.fixture(scope="module")
+def llama3() -> gs.Vocab:
+    from gbnf_sampler.llama.vocab import load_vocab_only
+
+    pytest.importorskip("llama_cpp", reason="needs llama-cpp-python for the Llama-3 vocabulary")
+    return gs.Vocab.from_llama(load_vocab_only(require(lambda: vocab_gguf("llama-bpe"))))
+
+
+def test_fast_classification_on_replayed_states_of_real_documents(llama3: gs.Vocab) -> None:
+    """The states a replay of each document meets, over a 128k vocabulary."""
+    from gbnf_sampler.llama.vocab import load_vocab_only
+
+    llm = load_vocab_only(require(lambda: vocab_gguf("llama-bpe")))
+    for name, text, doc in documents(require(llama_cpp_assets) / "grammars"):
+        compiled = compiled_of(text, llama3)
+        m = gs.Matcher(compiled)
+        states: set[int] = set()
+        for tid in llm.tokenize(doc.encode(), add_bos=False, special=False)[:40]:
+            states.update(m._core.item_states())
+            assert m.accept_token(tid), name
+        assert_fast_equals_reference(compiled, sorted(states))
+
+
+@pytest.mark.parametrize(
+    ("chunks", "helpers", "rescuers"), [(1, 0, 0), (3, 0, 2), (4, 2, 0), (4, 2, 2), (8, 3, 3)]
+)
+@pytest.mark.parametrize("text", TABLE[:3])
+def test_rescued_chunks_merge_to_the_reference(
+    text: str, chunks: int, helpers: int, rescuers: int
+) -> None:
+    """A waiter classifies again the chunks other threads hold (ClassifyJob::Rescue): whichever
+    copy of a chunk is done first is kept, and the merged entry equals the reference."""
+    compiled = compiled_of(text, VOCABS["shared_bpe"])
+    native = compiled._native
+    for state in range(native.num_states):
+        reference = native._classify(state, True, 1)
+        assert native._classify_job(state, chunks, helpers, rescuers) == reference, state
+
+
+def test_rescued_chunks_on_a_large_vocabulary(llama3: gs.Vocab) -> None:
+    compiled = compiled_of(r'root ::= "\"" ( [^"\\] | "\\" ["\\nu] )* "\"" [0-9]+', llama3)
+    native = compiled._native
+    for state in range(native.num_states):
+        reference = native._classify(state, True, 1)
+        for helpers, rescuers in [(0, 1), (1, 1), (2, 3)]:
+            assert native._classify_job(state, 4, helpers, rescuers) == reference, state
+
+
+def test_classify_job_hook_checks_its_arguments() -> None:
+    native = compiled_of('root ::= "a"', VOCABS["bpe"])._native
+    with pytest.raises(ValueError, match="chunks"):
+        native._classify_job(0, 0, 0, 0)
+    with pytest.raises(ValueError, match="state out of range"):
+        native._classify_job(native.num_states, 1, 0, 0)
