@@ -41,6 +41,7 @@ MAX_ONEOF_BRANCHES = 200
 MAX_ANYOF_BRANCHES = 256
 MAX_PATTERN_GROUPS = 4
 MAX_UNIQUE_STATES = 1024
+MAX_ANY_ORDER_STATES = 4096
 MAX_MULTIPLE_OF_STATES = 1000
 MAX_ENUMERATED_MULTIPLES = 256
 DEFAULT_MAX_WHITESPACE = 32
@@ -205,6 +206,12 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.MAX_UNIQUE_STATES` (`SchemaError` when strict)",
     ),
     Limit(
+        'subset rules of one object in `property_order="any"` (2^12: twelve properties)',
+        MAX_ANY_ORDER_STATES,
+        "",
+        "`gs.limits.MAX_ANY_ORDER_STATES` (`SchemaError` when strict, else schema order)",
+    ),
+    Limit(
         "`multipleOf` remainder states",
         MAX_MULTIPLE_OF_STATES,
         "",
@@ -247,6 +254,7 @@ __all__ = [
     "DEFAULT_MAX_WHITESPACE",
     "LIMITS",
     "MAX_ANYOF_BRANCHES",
+    "MAX_ANY_ORDER_STATES",
     "MAX_AUTOMATON_NESTING",
     "MAX_AUTOMATON_SIZE",
     "MAX_CACHE_ENTRIES",

@@ -20,6 +20,7 @@ class Options:
     additional_properties: bool | None
     indent: int
     documents: Mapping[str, Any] | None = None
+    property_order: str = "schema"
 
 
 class SubschemaCompiler(Protocol):

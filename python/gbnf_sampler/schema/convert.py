@@ -12,9 +12,16 @@ import warnings
 from typing import Any
 
 from ..errors import SchemaError
-from ..limits import MAX_ANYOF_BRANCHES, MAX_REF_CHAIN, MAX_SCHEMA_LOGIC_DEPTH, MAX_SCHEMA_NESTING
+from ..limits import (
+    MAX_ANY_ORDER_STATES,
+    MAX_ANYOF_BRANCHES,
+    MAX_REF_CHAIN,
+    MAX_SCHEMA_LOGIC_DEPTH,
+    MAX_SCHEMA_NESTING,
+)
 from ..regex import tree
-from .containers import array_rule, object_rule
+from .any_order import AnyOrder, Member, any_order_states
+from .containers import array_rule, key_literal, object_rule
 from .context import Options
 from .emit import Layout, Rules, any_value
 from .keyword_types import KeywordChecker
@@ -387,13 +394,40 @@ class Converter:
         if isinstance(v, dict):
             if not v:
                 return lay.empty("{}")
-            members = f" {sep} ".join(
-                f"{self.literal_value(k, depth + 1)} {lay.colon()} "
-                f"{self.literal_value(x, depth + 1)}"
-                for k, x in v.items()
-            )
-            return f"{lay.open('{', d)} {members} {lay.close('}', d)}"
+            if self.options.property_order == "any" and len(v) > 1:
+                return self.literal_object(v, depth)
+            return self.ordered_object(v, depth)
         raise SchemaError(f"enum/const value {v!r} is not JSON", "")
+
+    def ordered_object(self, v: dict[str, Any], depth: int) -> str:
+        """An ``enum``/``const`` object with its members in its own order."""
+        d = self.layout.depth(depth)
+        lay = self.layout
+        members = f" {lay.sep(d)} ".join(
+            f"{self.literal_value(k, depth + 1)} {lay.colon()} {self.literal_value(x, depth + 1)}"
+            for k, x in v.items()
+        )
+        return f"{lay.open('{', d)} {members} {lay.close('}', d)}"
+
+    def literal_object(self, v: dict[str, Any], depth: int) -> str:
+        """An ``enum``/``const`` object with its members in any order (``property_order``)."""
+        d = self.layout.depth(depth)
+        members = [
+            Member(key_literal(k), self.literal_value(x, depth + 1), True) for k, x in v.items()
+        ]
+        if any_order_states(len(members), 1, None, False) > MAX_ANY_ORDER_STATES:
+            self.unsupported(
+                Unsupported(
+                    f"an enum/const object of {len(v)} members in any order needs more than "
+                    f"{MAX_ANY_ORDER_STATES} grammar rules (gs.limits.MAX_ANY_ORDER_STATES); "
+                    "strict=False keeps its own order",
+                    "",
+                )
+            )
+            return self.ordered_object(v, depth)
+        layout = (self.layout.sep(d), self.layout.colon())
+        body = AnyOrder(self.rules, members, None, (1, None), layout, "const-object").body()
+        return f"{self.layout.open('{', d)} {body} {self.layout.close('}', d)}"
 
     # --- arrays and objects (see containers) -------------------------------------------
     def array(self, flat: dict[str, Any], path: str, depth: int) -> str | None:
