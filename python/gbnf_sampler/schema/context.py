@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .emit import Layout, Rules
+from .instance import InstanceChecker
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class SubschemaCompiler(Protocol):
     options: Options
     rules: Rules
     layout: Layout
+    instances: InstanceChecker
 
     def value(self, schema: Any, path: str, depth: int) -> str | None:
         """The rule of the JSON values valid under ``schema`` (None: no value is)."""

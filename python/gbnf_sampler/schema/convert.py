@@ -24,6 +24,7 @@ from .any_order import AnyOrder, Member, any_order_states
 from .containers import array_rule, key_literal, object_rule
 from .context import Options
 from .emit import Layout, Rules, any_value
+from .instance import InstanceChecker
 from .keyword_types import KeywordChecker
 from .kinds import Cannot
 from .logic import conditional_conjuncts
@@ -36,7 +37,6 @@ from .scalars import (
     pointer,
     string_rule,
 )
-from .value_fits import value_fits
 
 NOT_A_SCHEMA = "a schema must be an object or a boolean"
 
@@ -97,6 +97,7 @@ class Converter:
         self.nesting = 0
         self.logic_depth = 0
         self.checker = KeywordChecker(self.options.strict)
+        self.instances = InstanceChecker(self.resolve_target)
         self.checker.check(self.resolver.root, "")
 
     def convert(self) -> str:
@@ -126,6 +127,10 @@ class Converter:
         try:
             if self.nesting > MAX_SCHEMA_NESTING:
                 raise SchemaError("schema nesting too deep (recursion through allOf/anyOf?)", path)
+            candidates = self.enum_candidates(schema, 0)
+            if candidates is not None:
+                self.checker.check(schema, path)
+                return self.checked_enum(candidates, schema, path, depth)
             flat = self.flatten(schema, path, ())
             if "$ref" in schema or "allOf" in schema:
                 return self.merged_value(flat, path, depth)
@@ -148,6 +153,13 @@ class Converter:
             return None
         self.rules.define(name, expr)
         return name
+
+    def resolve_target(self, uri: str) -> Any:
+        """The schema an absolute ``$ref`` names (LookupError when it names nothing known)."""
+        try:
+            return self.resolver.resolve(uri, "")[0]
+        except SchemaError as err:
+            raise LookupError(err.message) from None
 
     def resolve(self, uri: str, path: str) -> tuple[Any, str] | None:
         """``resolver.resolve``; a reference to nothing known is relaxed to ``{}`` (None)."""
@@ -363,13 +375,52 @@ class Converter:
         values = [flat["const"]] if "const" in flat else flat["enum"]
         if not isinstance(values, list):
             raise SchemaError("enum must be an array", pointer(path, "enum"))
-        kept = [v for v in values if value_fits(v, flat)]
+        return self.checked_enum(values, flat, path, depth)
+
+    def enum_candidates(self, schema: Any, hops: int) -> list[Any] | None:
+        """The values of the first ``const``/``enum`` that ``schema`` itself, its ``allOf``
+        parts or its ``$ref`` target require (None: no such list)."""
+        if not isinstance(schema, dict) or hops > MAX_REF_CHAIN:
+            return None
+        if "const" in schema:
+            return [schema["const"]]
+        if isinstance(schema.get("enum"), list):
+            return list(schema["enum"])
+        parts = schema["allOf"] if isinstance(schema.get("allOf"), list) else []
+        for part in parts:
+            found = self.enum_candidates(part, hops + 1)
+            if found is not None:
+                return found
+        if isinstance(schema.get("$ref"), str):
+            try:
+                target = self.resolver.resolve(schema["$ref"], path="")[0]
+            except SchemaError:
+                return None
+            return self.enum_candidates(target, hops + 1)
+        return None
+
+    def checked_enum(self, values: list[Any], schema: Any, path: str, depth: int) -> str | None:
+        """The literals of the values that satisfy ``schema`` (each checked exactly; a value
+        that cannot be checked is reported, never silently dropped)."""
         seen: set[str] = set()
         exprs: list[str] = []
-        for v in kept:
+        for v in values:
             key = value_key(v)
-            if key not in seen:
-                seen.add(key)
+            if key in seen:
+                continue
+            seen.add(key)
+            verdict = self.instances.check(v, schema)
+            if verdict is None:
+                self.unsupported(
+                    Unsupported(
+                        f"cannot decide whether the enum/const value {json.dumps(v)[:60]} "
+                        "satisfies the schema's other keywords (a pattern Python and ECMA-262 "
+                        "read differently, a format compiled approximately, an unresolvable "
+                        "$ref...); strict=False keeps it",
+                        path,
+                    )
+                )
+            if verdict is not False:
                 exprs.append(self.literal_value(v, depth))
         if not exprs:
             return None

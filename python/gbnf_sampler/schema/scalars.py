@@ -11,7 +11,8 @@ from ..regex import automata, lookaround, parser, tree
 from ..regex.tree import Chars, Node
 from . import number_ranges
 from .emit import Rules, any_number, any_string, dfa_string_rule, regex_string
-from .formats import FORMATS
+from .format_grammars import format_rule
+from .formats import FORMATS, GRAMMAR_FORMATS, REGULAR_SUBSETS
 from .refs import escape_pointer
 
 ANY_CHAR = Chars(((0, tree.MAX_CODEPOINT),))
@@ -110,6 +111,9 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
     hi = kw_int(schema, "maxLength", path)
     if hi is not None and hi < lo:
         return None
+    grammar_format = _grammar_format(schema, lo, hi, path)
+    if grammar_format is not None:
+        return format_rule(rules, grammar_format)
     nodes = _string_constraints(schema, path)
     excluded = schema.get("__not_in__", [])
     excluded_languages = schema.get("__not_strings__", [])
@@ -186,16 +190,57 @@ def widest_language(schema: Any, path: str) -> list[Node]:
     return parts or [tree.rep(ANY_CHAR, 0, None)]
 
 
+def formats_of(schema: dict[str, Any]) -> list[str]:
+    """The ``format`` values of a (merged) string schema."""
+    formats = schema.get("__formats__", [schema["format"]] if "format" in schema else [])
+    return [f for f in dict.fromkeys(formats) if isinstance(f, str)]
+
+
+def _grammar_format(schema: dict[str, Any], lo: int, hi: int | None, path: str) -> str | None:
+    """The context-free format (``regex``, host names) when it is the string's only constraint;
+    raises Unsupported when it is combined with others (no automaton to intersect with)."""
+    formats = formats_of(schema)
+    found = [f for f in formats if f in GRAMMAR_FORMATS]
+    if not found:
+        return None
+    others = [
+        k for k in ("pattern", "__patterns__", "__not_in__", "__not_strings__") if k in schema
+    ]
+    if len(formats) > 1 or others or lo or hi is not None:
+        if all(f in REGULAR_SUBSETS for f in found):
+            return None  # their regular parts (format_nodes) meet the other constraints
+        raise Unsupported(
+            f"format {found[0]!r} (a context-free grammar, not an automaton) combined with "
+            "another format, a pattern or a length cannot be expressed",
+            pointer(path, "format"),
+        )
+    return found[0]
+
+
+def format_nodes(schema: dict[str, Any], path: str) -> list[Node]:
+    """The regular formats of a string schema, as full-match trees (Unsupported for a
+    context-free one)."""
+    nodes: list[Node] = []
+    for fmt in formats_of(schema):
+        if fmt in REGULAR_SUBSETS:
+            nodes.append(regex_node(REGULAR_SUBSETS[fmt], pointer(path, "format"), search=False))
+        elif fmt in GRAMMAR_FORMATS:
+            raise Unsupported(
+                f"format {fmt!r} (context-free) combined with other string constraints cannot "
+                "be expressed",
+                pointer(path, "format"),
+            )
+        elif fmt in FORMATS:
+            nodes.append(regex_node(FORMATS[fmt], pointer(path, "format"), search=False))
+    return nodes
+
+
 def _string_constraints(schema: dict[str, Any], path: str) -> list[Node]:
     nodes: list[Node] = []
     patterns = schema.get("__patterns__", [schema["pattern"]] if "pattern" in schema else [])
     for pattern in dict.fromkeys(patterns):
         nodes.append(regex_node(pattern, f"{path}/pattern", search=True))
-    formats = schema.get("__formats__", [schema["format"]] if "format" in schema else [])
-    for fmt in dict.fromkeys(formats):
-        if isinstance(fmt, str) and fmt in FORMATS:
-            nodes.append(regex_node(FORMATS[fmt], f"{path}/format", search=False))
-    return nodes
+    return nodes + format_nodes(schema, path)
 
 
 # --- numbers -------------------------------------------------------------------------------------

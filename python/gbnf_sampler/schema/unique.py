@@ -17,7 +17,6 @@ from .context import SubschemaCompiler
 from .emit import NEVER, wrap
 from .refs import type_set, value_key
 from .scalars import Unsupported, kw_int, pointer
-from .value_fits import value_fits
 
 
 def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] | None:
@@ -29,7 +28,10 @@ def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] 
         values = [flat["const"]] if "const" in flat else flat["enum"]
         if not isinstance(values, list):
             return None
-        kept = [v for v in values if value_fits(v, flat)]
+        verdicts = [conv.instances.check(v, flat) for v in values]
+        if None in verdicts:
+            return None
+        kept = [v for v, ok in zip(values, verdicts, strict=True) if ok]
     else:
         types = type_set(flat)
         if types is None or not types <= {"boolean", "null"} or set(flat) - {"type"} - _NOTES:
