@@ -132,7 +132,7 @@ def language_dfa(node: tree.Lang) -> Dfa:
     return node.dfa
 
 
-def _partition(edges: list[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
+def partition(edges: list[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
     """Splits the code points of ``edges`` into pieces with the same set of targets (a sweep
     over the range ends: large Unicode classes have hundreds of ranges)."""
     events: dict[int, list[tuple[int, int]]] = {}
@@ -166,7 +166,7 @@ def from_regex(node: Node) -> Dfa:
         current = order[len(trans)]
         row: dict[int, list[tuple[int, int]]] = {}
         edges = [e for s in current for e in nfa.edges[s]]
-        for ranges, targets in _partition(edges):
+        for ranges, targets in partition(edges):
             closed = nfa.closure(targets)
             if closed not in index:
                 if len(order) >= MAX_DFA_STATES:

@@ -18,21 +18,33 @@ from .emit import Rules
 Grammar = dict[str, list[list[str]]]
 
 # --- regex: the syntax ECMA-262 (u flag) and Python's re both accept ----------------------------
-_SYNTAX = r"\^$\\.*+?()\[\]{}|/"
+_SYNTAX = r"\^$\\.*+?()\[\]{}|"
 _INT = r"(?:0|[1-9][0-9]{0,3})"
 # {m,n} with m <= n: both one digit (enumerated), or n longer than m (n without a leading 0).
 _PAIRS = "|".join(f"{m},[{m}-9]" for m in range(10))
 _LONGER = "|".join(f"(?:0|[1-9][0-9]{{{k - 1}}}),[1-9][0-9]{{{k},3}}" for k in range(1, 4))
 _COUNT = rf"\{{(?:{_INT},?|{_PAIRS}|{_LONGER})\}}"
-_ESCAPE = rf"\\(?:[dDwWsSnrtfv]|x[0-9A-Fa-f]{{2}}|u[0-9A-Fa-f]{{4}}|[{_SYNTAX}])"
-_CLASS_ESCAPE = rf"\\(?:[dDwWsSnrtfvb]|x[0-9A-Fa-f]{{2}}|u[0-9A-Fa-f]{{4}}|[{_SYNTAX}\-])"
+_ESCAPE = rf"\\(?:[dDwWsSnrtfv]|x[0-9A-Fa-f]{{2}}|u[0-9A-Fa-f]{{4}}|[{_SYNTAX}/])"
+_CLASS_ESCAPE = rf"\\(?:[dDwWsSnrtfvb]|x[0-9A-Fa-f]{{2}}|u[0-9A-Fa-f]{{4}}|[{_SYNTAX}/\-])"
 _RANGES = "|".join(
     f"{re_char}-[{re_char}-{last}]"
     for first, last in (("0", "9"), ("a", "z"), ("A", "Z"))
     for re_char in (chr(c) for c in range(ord(first), ord(last) + 1))
 )
+# A smaller part of the same syntax that is a regular language (groups one level deep, simple
+# classes and counts), for where the format meets another constraint (an automaton is needed
+# there, and a small one).
+_S_ITEM = r"(?:[^\\\]\[\-&~|^]|\\[dDwWs\]\[\\\-]|a-z|A-Z|0-9)"
+_S_ATOM = rf"(?:[^{_SYNTAX}]|\.|\\[dDwWsS.\\/()\[\]{{}}|*+?^$]|\[\^?{_S_ITEM}+\])"
+_S_QUANT = rf"(?:(?:[*+?]|\{{[0-9],?\}}|\{{(?:{_PAIRS}|[0-9],[1-9][0-9])\}})\??)?"
+_S_ASSERT = r"(?:[\^$]|\\[bB])"
+_S_FLAT = rf"(?:{_S_ATOM}{_S_QUANT}|{_S_ASSERT})*"
+_S_ALT = rf"{_S_FLAT}(?:\|{_S_FLAT})*"
+_S_SEQ = rf"(?:(?:{_S_ATOM}|\((?:\?:)?{_S_ALT}\)){_S_QUANT}|{_S_ASSERT}|\(\?[=!]{_S_ALT}\))*"
+REGEX_FLAT = rf"{_S_SEQ}(?:\|{_S_SEQ})*"
 REGEX_SYNTAX: Grammar = {
     "pattern": [["@alt", "@alts"]],
+    "nonempty": [["@term", "@alt", "@alts"], [r"\|", "@alt", "@alts"]],
     "alts": [[""], [r"\|", "@alt", "@alts"]],
     "alt": [[""], ["@term", "@alt"]],
     "term": [
@@ -107,19 +119,22 @@ def _part(rules: Rules, text: str, names: dict[str, str]) -> str:
     return tree.to_gbnf(node, rules.json_chars, top=False)
 
 
-def format_rule(rules: Rules, name: str) -> str:
-    """The rule for JSON strings in format ``name`` (one of ``GRAMMAR_FORMATS``)."""
-    if name in rules.formats:
-        return rules.formats[name]
+def format_rule(rules: Rules, name: str, nonempty: bool = False) -> str:
+    """The rule for JSON strings in format ``name`` (one of ``GRAMMAR_FORMATS``; ``nonempty``:
+    without the empty string, which only ``regex`` has)."""
+    key = name + ("+" if nonempty else "")
+    if key in rules.formats:
+        return rules.formats[key]
     grammar = _grammar("hostname" if name == "host-name" else name)
     prefix = "fmt-" + name.replace("-", "")
     names = {rule: rules.reserve(f"{prefix}-{rule}") for rule in grammar}
     for rule, options in grammar.items():
         body = " | ".join(" ".join(_part(rules, p, names) for p in seq) for seq in options)
         rules.define(names[rule], body)
-    top = rules.add(prefix, f'"\\"" {names[_TOP[name]]} "\\""')
-    rules.formats[name] = top
+    start = "nonempty" if nonempty and name == "regex" else _TOP[name]
+    top = rules.add(prefix, f'"\\"" {names[start]} "\\""')
+    rules.formats[key] = top
     return top
 
 
-__all__ = ["REGEX_SYNTAX", "format_rule"]
+__all__ = ["REGEX_FLAT", "REGEX_SYNTAX", "format_rule"]

@@ -57,7 +57,7 @@ def string_dfa(conv: SubschemaCompiler, schema: Any, path: str) -> automata.Dfa 
         parts.append(_literals([v for v in values if isinstance(v, str)]))
     for pattern in flat.get("__patterns__", [flat["pattern"]] if "pattern" in flat else []):
         parts.append(regex_node(pattern, pointer(path, "pattern"), search=True))
-    parts += format_nodes(flat, path)
+    parts += format_nodes(flat, path, compact=True)
     lo, hi = kw_int(flat, "minLength", path, 0) or 0, kw_int(flat, "maxLength", path)
     if lo or hi is not None:
         parts.append(tree.rep(tree.Chars(automata.ALL), lo, hi))

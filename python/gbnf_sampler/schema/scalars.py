@@ -7,12 +7,12 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..limits import MAX_MULTIPLE_OF_STATES
-from ..regex import automata, lookaround, parser, tree
+from ..regex import assertions, automata, parser, tree
 from ..regex.tree import Chars, Node
 from . import number_ranges
 from .emit import Rules, any_number, any_string, dfa_string_rule, regex_string
 from .format_grammars import format_rule
-from .formats import FORMATS, GRAMMAR_FORMATS, REGULAR_SUBSETS
+from .formats import COMPACT, FORMATS, GRAMMAR_FORMATS, REGULAR_SUBSETS
 from .refs import escape_pointer
 
 ANY_CHAR = Chars(((0, tree.MAX_CODEPOINT),))
@@ -60,9 +60,7 @@ def regex_node(pattern: Any, path: str, search: bool, reading: str = "both") -> 
     if not isinstance(pattern, str):
         raise Unsupported("pattern must be a string", path)
     try:
-        parsed = parser.parse(pattern, reading)
-        anchored = parser.anchor(parsed, search=search, reading=reading)
-        return lookaround.resolve(anchored, search=search)
+        return assertions.compile_pattern(parser.parse(pattern, reading), search, reading)
     except parser.RegexSyntaxError as err:
         raise Unsupported(f"pattern {pattern!r}: {err}", path) from None
 
@@ -113,10 +111,13 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
         return None
     grammar_format = _grammar_format(schema, lo, hi, path)
     if grammar_format is not None:
-        return format_rule(rules, grammar_format)
-    nodes = _string_constraints(schema, path)
+        return format_rule(rules, grammar_format, nonempty=lo == 1)
     excluded = schema.get("__not_in__", [])
     excluded_languages = schema.get("__not_strings__", [])
+    patterns = schema.get("__patterns__", [schema["pattern"]] if "pattern" in schema else [])
+    shared = len(patterns) + len(formats_of(schema)) > 1
+    compact = bool(lo or hi is not None or excluded or excluded_languages or shared)
+    nodes = _string_constraints(schema, path, compact)
     if excluded or excluded_languages:
         others = [widest_language(s, pointer(path, "__not_strings__")) for s in excluded_languages]
         return _automaton_string(rules, nodes, lo, hi, path, hint, excluded, others)
@@ -197,8 +198,9 @@ def formats_of(schema: dict[str, Any]) -> list[str]:
 
 
 def _grammar_format(schema: dict[str, Any], lo: int, hi: int | None, path: str) -> str | None:
-    """The context-free format (``regex``, host names) when it is the string's only constraint;
-    raises Unsupported when it is combined with others (no automaton to intersect with)."""
+    """The context-free format (``regex``, host names) when nothing but ``minLength`` <= 1
+    constrains the string besides it; None when there is none, or when a host name meets other
+    constraints (its regular part does, see ``format_nodes``); raises Unsupported otherwise."""
     formats = formats_of(schema)
     found = [f for f in formats if f in GRAMMAR_FORMATS]
     if not found:
@@ -206,41 +208,44 @@ def _grammar_format(schema: dict[str, Any], lo: int, hi: int | None, path: str) 
     others = [
         k for k in ("pattern", "__patterns__", "__not_in__", "__not_strings__") if k in schema
     ]
-    if len(formats) > 1 or others or lo or hi is not None:
-        if all(f in REGULAR_SUBSETS for f in found):
-            return None  # their regular parts (format_nodes) meet the other constraints
-        raise Unsupported(
-            f"format {found[0]!r} (a context-free grammar, not an automaton) combined with "
-            "another format, a pattern or a length cannot be expressed",
-            pointer(path, "format"),
-        )
-    return found[0]
+    if len(formats) == 1 and not others and lo <= 1 and hi is None:
+        return found[0]
+    if all(f in REGULAR_SUBSETS for f in found):
+        return None
+    raise Unsupported(
+        f"format {found[0]!r} (a context-free grammar, not an automaton) combined with "
+        "another format, a pattern or a length cannot be expressed",
+        pointer(path, "format"),
+    )
 
 
-def format_nodes(schema: dict[str, Any], path: str) -> list[Node]:
+def format_nodes(schema: dict[str, Any], path: str, compact: bool = False) -> list[Node]:
     """The regular formats of a string schema, as full-match trees (Unsupported for a
-    context-free one)."""
+    context-free one). ``compact``: the variants meant to meet other constraints."""
     nodes: list[Node] = []
     for fmt in formats_of(schema):
+        where = pointer(path, "format")
         if fmt in REGULAR_SUBSETS:
-            nodes.append(regex_node(REGULAR_SUBSETS[fmt], pointer(path, "format"), search=False))
+            nodes.append(regex_node(REGULAR_SUBSETS[fmt], where, search=False))
         elif fmt in GRAMMAR_FORMATS:
             raise Unsupported(
                 f"format {fmt!r} (context-free) combined with other string constraints cannot "
                 "be expressed",
-                pointer(path, "format"),
+                where,
             )
+        elif compact and fmt in COMPACT:
+            nodes.append(regex_node(COMPACT[fmt], where, search=False))
         elif fmt in FORMATS:
-            nodes.append(regex_node(FORMATS[fmt], pointer(path, "format"), search=False))
+            nodes.append(regex_node(FORMATS[fmt], where, search=False))
     return nodes
 
 
-def _string_constraints(schema: dict[str, Any], path: str) -> list[Node]:
+def _string_constraints(schema: dict[str, Any], path: str, compact: bool) -> list[Node]:
     nodes: list[Node] = []
     patterns = schema.get("__patterns__", [schema["pattern"]] if "pattern" in schema else [])
     for pattern in dict.fromkeys(patterns):
         nodes.append(regex_node(pattern, f"{path}/pattern", search=True))
-    return nodes + format_nodes(schema, path)
+    return nodes + format_nodes(schema, path, compact)
 
 
 # --- numbers -------------------------------------------------------------------------------------
