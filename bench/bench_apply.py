@@ -14,6 +14,7 @@ words, a few runs of mixed ones).
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -110,13 +111,24 @@ def _median_us(fn: Callable[[], None], repeats: int = 200) -> float:
     return statistics.median(times) * 1e6
 
 
-def main() -> None:
+def _same_result(logits: npt.NDArray[np.float32], bitmask: npt.NDArray[np.int32]) -> bool:
+    """The kernel's output equals the numpy reference's on these inputs."""
+    ours, reference = logits.copy(), logits.copy()
+    gs_apply(ours, bitmask)
+    numpy_apply(reference, bitmask)
+    return bool(np.array_equal(ours, reference))
+
+
+def main() -> int:
     xgrammar_apply = _xgrammar_apply()
+    wrong: list[str] = []
     header = f"{'shape':<10} {'mask':<8} {'kernel µs':>10} {'numpy µs':>10} {'numpy/kernel':>13}"
     print(header + (f" {'xgrammar µs':>12} {'xgrammar/kernel':>16}" if xgrammar_apply else ""))
     for shape in SHAPES:
         for mask in MASKS:
             logits, bitmask = _inputs(shape, mask)
+            if not _same_result(logits, bitmask):
+                wrong.append(f"{shape} {mask}")
             kernel = _median_us(lambda: gs_apply(logits, bitmask))  # noqa: B023
             reference = _median_us(lambda: numpy_apply(logits, bitmask), repeats=30)  # noqa: B023
             line = f"{shape:<10} {mask:<8} {kernel:>10.1f} {reference:>10.1f} "
@@ -125,7 +137,11 @@ def main() -> None:
                 xgr = _median_us(lambda: xgrammar_apply(logits, bitmask))  # noqa: B023
                 line += f" {xgr:>12.1f} {xgr / kernel:>15.1f}x"
             print(line)
+    if wrong:
+        print(f"FAILED: the kernel differs from the numpy reference on {wrong}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

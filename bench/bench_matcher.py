@@ -187,6 +187,8 @@ def bench_document(name: str, size: int, repeat: int, chunk: int) -> None:
         for i in range(0, len(doc), chunk):
             if not accept(doc[i : i + chunk]):
                 raise SystemExit(f"{name}: refused at byte {i}")
+        if not m.can_terminate():
+            raise SystemExit(f"{name}: the chunked document is not a complete sentence")
 
     t_whole = best_of(repeat, whole)
     t_chunk = best_of(repeat, chunked)

@@ -11,7 +11,10 @@ Configurations, run interleaved round by round (A B C D E, A B C D E, ...):
 Grammars: a JSON-schema object, free JSON, a GBNF choice list, a C-like grammar. Reports the
 median decode tokens/s per configuration (time after the first token, so prompt processing and
 output length do not skew it), its ratio to unconstrained, and checks every constrained output
-is valid. Writes a markdown table and a PNG chart (matplotlib) into --out.
+is valid: the JSON cases parse (and match the schema), the choice is one of the list, the C-like
+output is a complete sentence of its grammar. An invalid constrained output (a truncated one
+included) fails the run with exit status 1. Writes a markdown table and a PNG chart
+(matplotlib) into --out.
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 import gbnf_sampler as gs
 from gbnf_sampler.cli.demo import TICKET_PROMPT, TICKET_SCHEMA
+from gbnf_sampler.llama.models import load_llama
 
 C_LIKE_GBNF = r"""
 root      ::= (function ws)+
@@ -50,8 +56,18 @@ CASES: dict[str, tuple[str, Any, Callable[[str], bool]]] = {
     "schema object": (TICKET_PROMPT, TICKET_SCHEMA, lambda t: _is_json(t, TICKET_SCHEMA)),
     "free JSON": ("Write a JSON object describing a book.\nJSON: ", None, lambda t: _is_json(t)),
     "choice list": ("Review: I loved it!\nSentiment: ", "choices", lambda t: t in CHOICES),
-    "C-like": ("/* A small C function that adds two numbers */\n", C_LIKE_GBNF, lambda t: True),
+    "C-like": (
+        "/* A small C function that adds two numbers */\n",
+        C_LIKE_GBNF,
+        lambda t: _is_sentence(C_LIKE_GBNF, t),
+    ),
 }
+
+
+def _is_sentence(gbnf: str, text: str) -> bool:
+    """The whole text is a complete sentence of the grammar (our byte-level matcher)."""
+    matcher = gs.Matcher(gs.Grammar.from_gbnf(gbnf))
+    return matcher.accept_bytes(text.encode("utf-8")) and matcher.can_terminate()
 
 
 def _is_json(text: str, schema: dict[str, Any] | None = None) -> bool:
@@ -61,8 +77,6 @@ def _is_json(text: str, schema: dict[str, Any] | None = None) -> bool:
         return False
     if schema is None:
         return True
-    import jsonschema
-
     try:
         jsonschema.validate(value, schema)
     except jsonschema.ValidationError:
@@ -126,9 +140,8 @@ def _configs(llm: Any, prompt: str, grammar: gs.Grammar, n: int) -> dict[str, Ca
     }
 
 
-def run(rounds: int, max_tokens: int) -> dict[str, dict[str, float]]:
-    from gbnf_sampler.llama.models import load_llama
-
+def run(rounds: int, max_tokens: int, invalid: list[str]) -> dict[str, dict[str, float]]:
+    """Median decode tokens/s per grammar and configuration; invalid outputs go to ``invalid``."""
     llm = load_llama(None)
     table: dict[str, dict[str, float]] = {}
     for case, (prompt, spec, valid) in CASES.items():
@@ -138,6 +151,7 @@ def run(rounds: int, max_tokens: int) -> dict[str, dict[str, float]]:
             for name, fn in configs.items():
                 text, tokens, rate = _timed(fn)
                 if name != "unconstrained" and not valid(text):
+                    invalid.append(f"{case}, {name}: {text!r}")
                     print(f"INVALID output ({case}, {name}): {text!r}", file=sys.stderr)
                 if tokens > 1:
                     rates[name].append(rate)
@@ -187,7 +201,8 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
     args = parser.parse_args()
-    table = run(args.rounds, args.max_tokens)
+    invalid: list[str] = []
+    table = run(args.rounds, args.max_tokens, invalid)
     args.out.mkdir(parents=True, exist_ok=True)
     text = markdown(table)
     (args.out / "e2e.md").write_text(text + "\n", encoding="utf-8")
@@ -196,6 +211,9 @@ def main() -> int:
         chart(table, args.out / "e2e.png")
     except ImportError:
         print("matplotlib not installed: no chart (pip install '.[bench]')", file=sys.stderr)
+    if invalid:
+        print(f"FAILED: {len(invalid)} invalid constrained outputs", file=sys.stderr)
+        return 1
     return 0
 
 

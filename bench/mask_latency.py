@@ -246,7 +246,7 @@ def run_llguidance(
 # --- driver ---------------------------------------------------------------------------------------
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--vocabs", nargs="+", default=ALL_VOCABS)
     ap.add_argument("--docs", nargs="*", default=None)
@@ -304,6 +304,11 @@ def main() -> None:
                     )
         del keep_alive
     report(results, engines, args.vocabs, [d[0] for d in docs])
+    ours = sum(r.violations for (e, _, _), r in results.items() if e.startswith("ours"))
+    if ours:
+        print(f"FAILED: {ours} steps where our mask refused the document's own token")
+        return 1
+    return 0
 
 
 def report(
@@ -364,4 +369,4 @@ def report(
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

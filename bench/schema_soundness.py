@@ -8,9 +8,9 @@ Compiles every schema with ``strict=False`` (see ``schema_coverage.py``), draws 
 from the grammar (``tests/strategies.py``: random derivations that end by taking the cheapest
 choices), parses them as JSON and validates them with ``jsonschema`` (formats checked,
 cross-document ``$ref`` resolved against the corpus). Violations (a sentence the grammar accepts
-but the schema rejects) are counted separately for exact grammars (compiled without a
-``SchemaWarning``: must be 0, the exit status says so) and relaxed ones (a keyword was dropped
-with a warning: the grammar knowingly accepts more).
+but the schema rejects, or that is not UTF-8 JSON at all) are counted separately for exact
+grammars (compiled without a ``SchemaWarning``: must be 0, the exit status says so) and relaxed
+ones (a keyword was dropped with a warning: the grammar knowingly accepts more).
 """
 
 from __future__ import annotations
@@ -66,13 +66,19 @@ def draw(grammar: gs.Grammar, n: int, seed: int) -> list[bytes]:
     return out
 
 
-def check(schema: Any, text: str, registry: Registry[Any]) -> bool | None:
+def check(schema: Any, data: bytes, registry: Registry[Any]) -> bool | None:
+    """Whether the sentence is a valid instance: False when it is not even UTF-8 JSON (the
+    grammar must never produce that); None when the validator itself cannot run."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError
+        return False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # unknown $schema: latest draft
             cls = jsonschema.validators.validator_for(schema)
         validator = cls(schema, registry=registry, format_checker=cls.FORMAT_CHECKER)
-        return bool(validator.is_valid(json.loads(text)))
+        return bool(validator.is_valid(value))
     except Exception:  # an unresolvable reference or a schema jsonschema cannot handle
         return None
 
@@ -115,13 +121,13 @@ def main(argv: list[str] | None = None) -> int:
             continue
         schemas[exact] += 1
         for data in samples:
-            verdict = check(corpus[name], data.decode("utf-8"), registry)
+            verdict = check(corpus[name], data, registry)
             if verdict is None:
                 skipped += 1
                 continue
             checked[exact] += 1
             if not verdict:
-                violations[exact].append((name, data.decode("utf-8")[:200]))
+                violations[exact].append((name, data.decode("utf-8", "replace")[:200]))
     print(f"sentences skipped (validator could not run): {skipped}")
     for exact, label in ((True, "exact"), (False, "relaxed")):
         print(

@@ -6,6 +6,7 @@ set(GBNF_MASK_SOURCES
   csrc/mask/prefix_walker.cc
   csrc/mask/trie_walks.cc
   csrc/mask/state_mask.cc
+  csrc/mask/mask_cache.cc
   csrc/mask/compiled_grammar.cc
   csrc/mask/token_matcher.cc
   csrc/mask/thread_pool.cc

@@ -4,6 +4,5 @@ set(GBNF_VOCAB_SOURCES
   csrc/vocab/fingerprint.cc
   csrc/vocab/token_trie.cc
   csrc/vocab/trie_walk.cc
-  csrc/vocab/walk_prefix_filter.cc
   csrc/vocab/llama_extract.cc
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: the release path on this machine. Builds the sdist, builds a wheel FROM the sdist (so a
+# CI: the release path on the CI host. Builds the sdist, builds a wheel FROM the sdist (so a
 # file missing from the sdist fails here), repairs it into a manylinux wheel with auditwheel,
 # installs that wheel into a fresh virtualenv and runs the smoke subset of the tests against the
 # installed package from a directory outside the source tree (scripts/smoke_tests.py checks that

@@ -167,3 +167,33 @@ def test_one_matcher_hammered_by_two_threads_errors_cleanly(vocab: gs.Vocab) -> 
     run_threads([hammer, hammer])
     m.reset()
     assert all(m.accept_token(t) for t in tokens)
+
+
+def test_second_thread_is_refused_while_the_first_holds_the_matcher() -> None:
+    """Deterministic refusal: while one thread is inside a long accept_bytes (GIL released),
+    every call from another thread on the same matcher raises RuntimeError."""
+    m = gs.Matcher(gs.Grammar.from_gbnf("root ::= [a-z]*"))
+    data = b"a" * 20_000_000  # long enough that the call spans many polls of the other thread
+    started = threading.Event()
+    finished = threading.Event()
+    results: list[bool] = []
+
+    def holder() -> None:
+        started.set()
+        results.append(m.accept_bytes(data))
+        finished.set()
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    started.wait()
+    refusals = 0
+    while not finished.is_set():
+        try:
+            m.can_terminate()
+        except RuntimeError as e:
+            assert "in use by another thread" in str(e)
+            refusals += 1
+    thread.join()
+    assert results == [True]
+    assert refusals > 0
+    assert m.can_terminate()  # the guard is released once the holder's call returns

@@ -207,3 +207,24 @@ def test_compile_cache_limit(vocab: gs.Vocab) -> None:
             cmod.set_cache_limit_bytes(-1)
     finally:
         cmod.set_cache_limit_bytes(cmod.DEFAULT_CACHE_LIMIT_BYTES)
+
+
+@pytest.mark.parametrize("limit", ["max_state_size", "max_rollback", "max_history_bytes"])
+def test_token_level_matcher_limits_belong_to_compile(vocab: gs.Vocab, limit: str) -> None:
+    grammar = gs.Grammar.from_gbnf('root ::= "ab"+')
+    with pytest.raises(TypeError, match=f"{limit}.*gs.compile"):
+        gs.Matcher(gs.compile(grammar, vocab), **{limit: 8})
+
+
+def test_compile_limits_take_effect_on_its_matchers(vocab: gs.Vocab) -> None:
+    grammar = gs.Grammar.from_gbnf("root ::= [a-z]*")
+    m = gs.Matcher(gs.compile(grammar, vocab, max_rollback=2))
+    for _ in range(3):
+        assert m.accept_token(vocab.find_by_text(b"a")[0])
+    assert m.rollback_available == 2
+    with pytest.raises(ValueError, match="max_rollback"):
+        m.rollback(3)
+    # A byte-level matcher takes the same limits directly.
+    byte_level = gs.Matcher(grammar, max_rollback=1)
+    assert byte_level.accept_bytes(b"a") and byte_level.accept_bytes(b"b")
+    assert byte_level.rollback_available == 1

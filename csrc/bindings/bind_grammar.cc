@@ -10,8 +10,6 @@ namespace py = pybind11;
 namespace gbnf::bindings {
 
 void BindGrammar(py::module_& m) {
-  RegisterExceptionTranslators();
-
   py::class_<GrammarLimits>(m, "GrammarLimits")
       .def(py::init<>())
       .def_readwrite("max_text_bytes", &GrammarLimits::max_text_bytes)
@@ -23,14 +21,7 @@ void BindGrammar(py::module_& m) {
   py::class_<Grammar, std::shared_ptr<Grammar>>(m, "Grammar")
       .def_property_readonly("root_name",
                              [](const Grammar& g) { return g.rule(g.root()).name; })
-      .def("rules_ast",
-           [](const Grammar& g) {
-             py::list rules;
-             for (const Rule& r : g.rules()) {
-               rules.append(py::make_tuple(r.name, NodeToTuple(g, r.body)));
-             }
-             return rules;
-           })
+      .def("rules_ast", &RulesAst)
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })
       // Immutable: printing and comparing run without the GIL (milliseconds on large grammars).
       .def("to_gbnf", &PrintGrammar, py::call_guard<py::gil_scoped_release>())

@@ -1,9 +1,13 @@
 // Python bindings of the automaton and the byte-level matcher. Ergonomics (argument checking,
 // defaults, caching) live in python/gbnf_sampler/matcher.py.
+#include <memory>
 #include <string_view>
+#include <utility>
 
+#include "bindings/arrays.h"
 #include "bindings/bindings.h"
 #include "bindings/exclusive.h"
+#include "bindings/shims.h"
 #include "gbnf_sampler/automaton.h"
 #include "gbnf_sampler/matcher.h"
 
@@ -13,7 +17,6 @@ namespace gbnf::bindings {
 namespace {
 
 using PyMatcher = Exclusive<Matcher>;
-using Use = ExclusiveUse<Matcher>;
 
 std::shared_ptr<Automaton> BuildAutomaton(std::shared_ptr<Grammar> grammar,
                                           size_t max_automaton_size, uint32_t max_nesting_depth) {
@@ -27,30 +30,12 @@ std::shared_ptr<Automaton> BuildAutomaton(std::shared_ptr<Grammar> grammar,
 std::unique_ptr<PyMatcher> NewMatcher(std::shared_ptr<Automaton> automaton,
                                       uint32_t max_state_size, uint32_t max_rollback,
                                       size_t max_history_bytes) {
-  MatcherLimits limits;
-  limits.max_state_size = max_state_size;
-  limits.max_rollback = max_rollback;
-  limits.max_history_bytes = max_history_bytes;
-  return PyMatcher::Wrap(Matcher(std::move(automaton), limits));
-}
-
-// Runs fn(matcher) holding the matcher; without the GIL when the work, `steps` byte steps over
-// the live parser items, is large (kReleaseGilWork steps: always).
-template <typename Fn>
-auto Run(PyMatcher& m, size_t steps, Fn&& fn) {
-  Use use(m);
-  if (steps < kReleaseGilWork && steps * (m.StateSize() + 1) < kReleaseGilWork) {
-    return fn(static_cast<Matcher&>(m));
-  }
-  py::gil_scoped_release release;
-  return fn(static_cast<Matcher&>(m));
+  return PyMatcher::Wrap(Matcher(
+      std::move(automaton), ToMatcherLimits(max_state_size, max_rollback, max_history_bytes)));
 }
 
 bool AcceptBytes(PyMatcher& m, const py::bytes& data) {
-  char* ptr = nullptr;
-  Py_ssize_t len = 0;
-  if (PyBytes_AsStringAndSize(data.ptr(), &ptr, &len) != 0) throw py::error_already_set();
-  const std::string_view view(ptr, static_cast<size_t>(len));
+  const std::string_view view = BytesView(data);
   return Run(m, view.size(), [view](Matcher& self) { return self.AcceptBytes(view); });
 }
 

@@ -6,7 +6,9 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.h"
+#include "bindings/shims.h"
 #include "gbnf_sampler/vocab.h"
+#include "testing/walk_prefix_filter.h"
 
 namespace py = pybind11;
 
@@ -28,26 +30,8 @@ const TokenTrie& TrieNoGil(const Vocab& v) {
 
 py::tuple WalkFilter(const Vocab& v, const std::vector<std::string>& texts) {
   size_t visited = 0;
-  std::vector<TokenId> ids = WalkPrefixFilter(TrieNoGil(v), texts, &visited);
+  std::vector<TokenId> ids = detail::WalkPrefixFilter(TrieNoGil(v), texts, &visited);
   return py::make_tuple(ids, visited);
-}
-
-template <typename Fn>
-Fn FromAddress(uintptr_t address) {
-  return reinterpret_cast<Fn>(address);  // an address of llama.cpp's C API, from ctypes
-}
-
-std::shared_ptr<Vocab> VocabFromLlama(uintptr_t vocab, uintptr_t n_tokens, uintptr_t to_piece,
-                                      uintptr_t get_attr, uintptr_t is_eog,
-                                      uint32_t special_attrs) {
-  LlamaVocabApi api;
-  api.vocab = reinterpret_cast<const void*>(vocab);
-  api.n_tokens = FromAddress<decltype(api.n_tokens)>(n_tokens);
-  api.token_to_piece = FromAddress<decltype(api.token_to_piece)>(to_piece);
-  api.get_attr = FromAddress<decltype(api.get_attr)>(get_attr);
-  api.is_eog = FromAddress<decltype(api.is_eog)>(is_eog);
-  py::gil_scoped_release release;
-  return std::const_pointer_cast<Vocab>(ExtractLlamaVocab(api, special_attrs));
 }
 
 }  // namespace

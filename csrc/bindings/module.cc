@@ -2,9 +2,11 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings/bindings.h"
+#include "bindings/shims.h"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "gbnf-sampler C++ core";
+  gbnf::bindings::RegisterExceptionTranslators();
   gbnf::bindings::BindGrammar(m);
   gbnf::bindings::BindMatcher(m);
   gbnf::bindings::BindVocab(m);

@@ -1,8 +1,27 @@
 #include "bindings/shims.h"
 
+#include <string>
+#include <utility>
+
+#include "llama/sampler_hook.h"
+#include "mask/mask_cache.h"
+
 namespace py = pybind11;
 
 namespace gbnf::bindings {
+namespace {
+
+template <typename Fn>
+Fn FromAddress(uintptr_t address) {
+  return reinterpret_cast<Fn>(address);  // an address of llama.cpp's C API, from ctypes
+}
+
+template <typename F>
+uintptr_t FunctionAddress(F* f) {
+  return reinterpret_cast<uintptr_t>(f);
+}
+
+}  // namespace
 
 py::dict DiagnosticToDict(const Diagnostic& d) {
   py::dict out;
@@ -59,6 +78,12 @@ py::tuple NodeToTuple(const Grammar& g, NodeId id) {
   return py::make_tuple("seq", py::list());
 }
 
+py::list RulesAst(const Grammar& g) {
+  py::list rules;
+  for (const Rule& r : g.rules()) rules.append(py::make_tuple(r.name, NodeToTuple(g, r.body)));
+  return rules;
+}
+
 void RegisterExceptionTranslators() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -75,6 +100,69 @@ void RegisterExceptionTranslators() {
       PyErr_SetObject(cls.ptr(), error.ptr());
     }
   });
+}
+
+MatcherLimits ToMatcherLimits(uint32_t max_state_size, uint32_t max_rollback,
+                              size_t max_history_bytes) {
+  MatcherLimits limits;
+  limits.max_state_size = max_state_size;
+  limits.max_rollback = max_rollback;
+  limits.max_history_bytes = max_history_bytes;
+  return limits;
+}
+
+std::pair<size_t, size_t> StateMaskSizes(const CompiledGrammar& compiled, StateId state) {
+  if (state >= compiled.automaton().num_states()) throw py::value_error("state out of range");
+  const detail::StateMask* mask = nullptr;
+  {
+    py::gil_scoped_release release;  // the first use fills the entry (milliseconds)
+    mask = &compiled.mask_cache().StateMaskOf(state);
+  }
+  return {mask->accepted.size(), mask->dependent.size()};
+}
+
+std::shared_ptr<Vocab> VocabFromLlama(uintptr_t vocab, uintptr_t n_tokens, uintptr_t to_piece,
+                                      uintptr_t get_attr, uintptr_t is_eog,
+                                      uint32_t special_attrs) {
+  LlamaVocabApi api;
+  api.vocab = reinterpret_cast<const void*>(vocab);
+  api.n_tokens = FromAddress<decltype(api.n_tokens)>(n_tokens);
+  api.token_to_piece = FromAddress<decltype(api.token_to_piece)>(to_piece);
+  api.get_attr = FromAddress<decltype(api.get_attr)>(get_attr);
+  api.is_eog = FromAddress<decltype(api.is_eog)>(is_eog);
+  py::gil_scoped_release release;
+  return std::const_pointer_cast<Vocab>(ExtractLlamaVocab(api, special_attrs));
+}
+
+py::dict LlamaHookAddresses() {
+  py::dict out;
+  out["name"] = FunctionAddress(&llama::HookName);
+  out["accept"] = FunctionAddress(&llama::HookAccept);
+  out["apply"] = FunctionAddress(&llama::HookApply);
+  out["reset"] = FunctionAddress(&llama::HookReset);
+  out["clone"] = FunctionAddress(&llama::HookClone);
+  out["free"] = FunctionAddress(&llama::HookFree);
+  return out;
+}
+
+uintptr_t NewSamplerContext(Exclusive<TokenMatcher>& matcher, uintptr_t init_address,
+                            uintptr_t iface_address) {
+  if (init_address == 0 || iface_address == 0) {
+    throw py::value_error("llama_sampler_init and the function table must be non-null");
+  }
+  auto init = reinterpret_cast<llama::SamplerInitFn>(init_address);
+  TokenMatcher fork = [&] {
+    ExclusiveUse<TokenMatcher> use(matcher);
+    return matcher.Fork();
+  }();
+  auto* ctx =
+      llama::CreateContext(std::move(fork), init, reinterpret_cast<const void*>(iface_address));
+  return reinterpret_cast<uintptr_t>(ctx);
+}
+
+llama::SamplerContext& SamplerContextAt(uintptr_t address) {
+  if (address == 0) throw py::value_error("null sampler context");
+  return *reinterpret_cast<llama::SamplerContext*>(address);
 }
 
 }  // namespace gbnf::bindings

@@ -8,10 +8,12 @@
 #include <limits>
 
 #include "gbnf_sampler/bitmask.h"
-#include "kernels/bits.h"
+#include "support/bits.h"
 
 namespace gbnf {
 namespace {
+
+using detail::kWordBits;
 
 constexpr uint32_t kAllAllowed = 0xFFFFFFFFu;
 
@@ -33,26 +35,26 @@ void FillBits(T* p, int64_t stride, uint32_t bits, T value) {
 // 1 << i for each lane i. Testing `bits & kLaneBits.bit[i]` (a constant vector) instead of
 // `bits >> i` (a per-lane shift, which SSE2 lacks) is what lets GCC and Clang vectorize BlendWord.
 struct LaneBits {
-  uint32_t bit[32];
+  uint32_t bit[kWordBits];
 };
 constexpr LaneBits MakeLaneBits() {
   LaneBits t{};
-  for (int i = 0; i < 32; ++i) t.bit[i] = 1u << i;
+  for (uint32_t i = 0; i < kWordBits; ++i) t.bit[i] = detail::BitOf(i);
   return t;
 }
 constexpr LaneBits kLaneBits = MakeLaneBits();
 
-// A contiguous word of 32 elements: keep where the bit is set, else `neg_inf`.
+// A contiguous word of kWordBits elements: keep where the bit is set, else `neg_inf`.
 template <typename T>
 void BlendWord(T* p, uint32_t bits, T neg_inf) {
-  for (int i = 0; i < 32; ++i) p[i] = (bits & kLaneBits.bit[i]) != 0 ? p[i] : neg_inf;
+  for (uint32_t i = 0; i < kWordBits; ++i) p[i] = (bits & kLaneBits.bit[i]) != 0 ? p[i] : neg_inf;
 }
 
 template <typename T, bool kContiguous>
 void MaskWord(T* p, int64_t stride, uint32_t bits, T neg_inf) {
   if (bits == kAllAllowed) return;
   if (bits == 0) {
-    Fill<T, kContiguous>(p, stride, 32, neg_inf);
+    Fill<T, kContiguous>(p, stride, kWordBits, neg_inf);
   } else if constexpr (kContiguous) {
     BlendWord(p, bits, neg_inf);
   } else {
@@ -70,15 +72,15 @@ struct RowShape {
 template <typename T, bool kContiguous>
 void ApplyRow(T* row, const int32_t* mask, const RowShape& s, T neg_inf) {
   const int64_t stride = kContiguous ? 1 : s.stride;
-  const int64_t full_words = s.limit / kBitmaskWordBits;
+  const int64_t full_words = detail::WordOf(s.limit);
   for (int64_t w = 0; w < full_words; ++w) {
     const auto bits = static_cast<uint32_t>(mask[w * s.word_stride]);
-    MaskWord<T, kContiguous>(row + w * kBitmaskWordBits * stride, stride, bits, neg_inf);
+    MaskWord<T, kContiguous>(row + w * kWordBits * stride, stride, bits, neg_inf);
   }
-  const int64_t tail = s.limit % kBitmaskWordBits;
+  const uint32_t tail = detail::BitInWord(s.limit);
   if (tail != 0) {
     const auto bits = static_cast<uint32_t>(mask[full_words * s.word_stride]);
-    T* p = row + full_words * kBitmaskWordBits * stride;
+    T* p = row + full_words * kWordBits * stride;
     FillBits(p, stride, ~bits & detail::LowBits(tail), neg_inf);
   }
   if (s.cols > s.limit) Fill<T, kContiguous>(row + s.limit * stride, stride, s.cols - s.limit, neg_inf);

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "kernels/apply_bitmask_cuda.h"
+#include "support/bits.h"
 
 namespace gbnf {
 namespace {
@@ -32,8 +33,8 @@ struct KernelArgs {
 
 __device__ bool Allowed(const KernelArgs& a, int64_t row, int64_t col) {
   if (col >= a.limit) return false;
-  const int32_t word = a.bitmask[row * a.bitmask_row_stride + (col / 32) * a.word_stride];
-  return ((static_cast<uint32_t>(word) >> (col % 32)) & 1u) != 0;
+  const int32_t word = a.bitmask[row * a.bitmask_row_stride + detail::WordOf(col) * a.word_stride];
+  return (static_cast<uint32_t>(word) & detail::BitOf(col)) != 0;
 }
 
 template <typename T>

@@ -1,8 +1,12 @@
 #include "llama/sampler_hook.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <utility>
+
+#include "support/bits.h"
 
 namespace gbnf::llama {
 namespace {
@@ -11,11 +15,16 @@ SamplerContext* Ctx(const llama_sampler* smpl) {
   return static_cast<SamplerContext*>(smpl->ctx);
 }
 
-bool Allowed(const std::vector<int32_t>& words, int32_t token) {
+bool Allowed(const std::vector<uint32_t>& words, int32_t token) {
   if (token < 0) return false;
   const auto index = static_cast<size_t>(token);
-  if (index / 32 >= words.size()) return false;
-  return (static_cast<uint32_t>(words[index / 32]) >> (index % 32)) & 1u;
+  if (detail::WordOf(index) >= words.size()) return false;
+  return detail::TestBit(words.data(), index);
+}
+
+// llama.cpp may hand any id: one outside the vocabulary is refused, never a VocabError.
+bool InVocab(const TokenMatcher& matcher, int32_t token) {
+  return token >= 0 && static_cast<size_t>(token) < matcher.compiled().vocab().size();
 }
 
 // Records a failure. No exception may cross into llama.cpp's C frames.
@@ -25,17 +34,22 @@ void Fail(SamplerContext* ctx, const char* what) {
 
 }  // namespace
 
-SamplerContext* CreateContext(std::unique_ptr<TokenConstraint> constraint, SamplerInitFn init,
-                              const void* iface) {
-  auto* ctx = new SamplerContext();
-  ctx->words.assign(constraint->WordCount(), 0);
-  ctx->constraint = std::move(constraint);
-  ctx->init = init;
-  ctx->iface = iface;
-  return ctx;
+SamplerContext::SamplerContext(TokenMatcher m, SamplerInitFn init_fn, const void* iface_table)
+    : matcher(std::move(m)), words(matcher.MaskWords(), 0), init(init_fn), iface(iface_table) {}
+
+SamplerContext* CreateContext(TokenMatcher matcher, SamplerInitFn init, const void* iface) {
+  return new SamplerContext(std::move(matcher), init, iface);
 }
 
 void DestroyContext(SamplerContext* ctx) { delete ctx; }
+
+size_t AcceptablePrefix(const SamplerContext& ctx, const int32_t* tokens, size_t count) {
+  TokenMatcher probe = ctx.matcher.Fork();
+  for (size_t i = 0; i < count; ++i) {
+    if (!InVocab(probe, tokens[i]) || !probe.AcceptToken(tokens[i])) return i;
+  }
+  return count;
+}
 
 extern "C" {
 
@@ -44,7 +58,7 @@ const char* HookName(const llama_sampler* /*smpl*/) { return "gbnf-sampler"; }
 void HookAccept(llama_sampler* smpl, int32_t token) {
   SamplerContext* ctx = Ctx(smpl);
   try {
-    if (ctx->constraint->AcceptToken(token)) {
+    if (InVocab(ctx->matcher, token) && ctx->matcher.AcceptToken(token)) {
       ++ctx->accepted;
     } else {
       Fail(ctx, "a token outside the grammar was accepted (was the grammar sampler first in "
@@ -61,7 +75,7 @@ void HookApply(llama_sampler* smpl, llama_token_data_array* candidates) {
   bool ok = ctx->error.empty();
   if (ok) {
     try {
-      ctx->constraint->FillMask(ctx->words.data());
+      ctx->matcher.FillMask(ctx->words.data(), ctx->words.size());
     } catch (const std::exception& e) {
       Fail(ctx, e.what());
       ok = false;
@@ -76,7 +90,7 @@ void HookApply(llama_sampler* smpl, llama_token_data_array* candidates) {
 
 void HookReset(llama_sampler* smpl) {
   SamplerContext* ctx = Ctx(smpl);
-  ctx->constraint->Reset();
+  ctx->matcher.Reset();
   ctx->error.clear();
   ctx->accepted = 0;
 }
@@ -86,7 +100,7 @@ llama_sampler* HookClone(const llama_sampler* smpl) {
   if (ctx->init == nullptr) return nullptr;
   SamplerContext* copy = nullptr;
   try {
-    copy = CreateContext(ctx->constraint->Clone(), ctx->init, ctx->iface);
+    copy = CreateContext(ctx->matcher.Fork(), ctx->init, ctx->iface);
   } catch (const std::exception&) {
     return nullptr;
   }

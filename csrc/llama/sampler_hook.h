@@ -10,9 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
+
+#include "gbnf_sampler/token_matcher.h"
 
 extern "C" {
 struct llama_token_data {
@@ -34,39 +35,28 @@ struct llama_sampler {
 
 namespace gbnf::llama {
 
-// What the hook needs from a token-level matcher; the mask engine provides the implementation.
-class TokenConstraint {
- public:
-  virtual ~TokenConstraint() = default;
-  // Fills `words` (xgrammar layout, WordCount() int32 words) with the allowed tokens.
-  virtual void FillMask(int32_t* words) = 0;
-  virtual size_t WordCount() const = 0;
-  virtual bool AcceptToken(int32_t token) = 0;
-  virtual void Reset() = 0;
-  virtual std::unique_ptr<TokenConstraint> Clone() const = 0;
-  virtual std::string ForcedBytes() = 0;
-  // How many leading tokens would be accepted in order from the current state (unchanged).
-  virtual size_t AcceptablePrefix(const int32_t* tokens, size_t count) = 0;
-  virtual bool IsTerminated() const = 0;
-};
-
 using SamplerInitFn = llama_sampler* (*)(const void* iface, void* ctx);
 
 // The sampler's ctx. Owned by the llama_sampler once created: freed by HookFree.
 struct SamplerContext {
-  std::unique_ptr<TokenConstraint> constraint;
-  std::vector<int32_t> words;  // the mask, reused every step
+  SamplerContext(TokenMatcher m, SamplerInitFn init_fn, const void* iface_table);
+
+  TokenMatcher matcher;
+  std::vector<uint32_t> words;  // the mask (MaskWords() words), reused every step
   SamplerInitFn init = nullptr;
   const void* iface = nullptr;
-  std::string error;  // set when the constraint failed; the generation loop reports it
+  std::string error;  // set when the matcher failed; the generation loop reports it
   int64_t accepted = 0;
 };
 
 // Creates a context; the caller hands it to llama_sampler_init (or frees it with
 // DestroyContext if that never happens).
-SamplerContext* CreateContext(std::unique_ptr<TokenConstraint> constraint, SamplerInitFn init,
-                              const void* iface);
+SamplerContext* CreateContext(TokenMatcher matcher, SamplerInitFn init, const void* iface);
 void DestroyContext(SamplerContext* ctx);
+
+// How many leading tokens would be accepted in order from the context's current state (left
+// unchanged). Ids outside the vocabulary end the prefix.
+size_t AcceptablePrefix(const SamplerContext& ctx, const int32_t* tokens, size_t count);
 
 extern "C" {
 const char* HookName(const llama_sampler* smpl);

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "grammar/lexer.h"
-#include "mask/state_mask.h"
-#include "mask/trie_bytes.h"
+#include "mask/mask_cache.h"
+#include "support/bits.h"
 
 namespace gbnf {
 namespace {
@@ -55,14 +55,15 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
   cg->limits_ = limits;
   cg->ResolveTokenRefs();
   cg->BuildAnyToken();
-  const size_t n = cg->automaton_->num_states();
-  cg->once_ = std::make_unique<std::once_flag[]>(n);
-  cg->masks_ = std::make_unique<std::unique_ptr<detail::StateMask>[]>(n);
-  cg->trie_bytes_ = detail::TrieBytes::For(cg->vocab_);
+  cg->mask_cache_ = std::make_unique<const MaskCache>(cg->automaton_, cg->vocab_,
+                                                     limits.max_state_size);
   return cg;
 }
 
 CompiledGrammar::~CompiledGrammar() = default;
+
+size_t CompiledGrammar::CacheBytes() const { return mask_cache_->bytes(); }
+size_t CompiledGrammar::CachedStates() const { return mask_cache_->states(); }
 
 void CompiledGrammar::ResolveTokenRefs() {
   const Grammar& g = automaton_->grammar();
@@ -76,25 +77,12 @@ void CompiledGrammar::ResolveTokenRefs() {
 
 void CompiledGrammar::BuildAnyToken() {
   const size_t v = vocab_->size();
-  any_token_.assign((v + 31) / 32, 0);
+  any_token_.assign(detail::WordsFor(v), 0);
   for (size_t id = 0; id < v; ++id) {
     TokenId t = static_cast<TokenId>(id);
     if (vocab_->IsEos(t) || vocab_->Token(t).empty()) continue;
-    any_token_[id >> 5] |= uint32_t{1} << (id & 31);
+    detail::SetBit(any_token_.data(), id);
   }
-}
-
-const detail::StateMask& CompiledGrammar::StateMaskOf(StateId state) const {
-  std::call_once(once_[state], [&] {
-    auto mask = std::make_unique<detail::StateMask>(
-        detail::ClassifyState(automaton_, vocab_->trie(), *trie_bytes_, state,
-                              limits_.max_state_size));
-    cache_bytes_.fetch_add(mask->MemoryBytes(), std::memory_order_relaxed);
-    cached_states_.fetch_add(1, std::memory_order_relaxed);
-    // masks_ is written once per state, inside call_once, which orders it before every reader.
-    masks_[state] = std::move(mask);
-  });
-  return *masks_[state];
 }
 
 }  // namespace gbnf

@@ -2,28 +2,28 @@
 
 namespace gbnf::detail {
 
-void PrefixWalker::Begin(Parser* parser, size_t max_token_length) {
-  parser_ = parser;
+void PrefixWalker::Begin(Recognizer* recognizer, size_t max_token_length) {
+  recognizer_ = recognizer;
   if (levels_.size() < max_token_length + 1) {
     levels_.resize(max_token_length + 1);
     complete_upto_.resize(max_token_length + 1);
   }
-  parser_->gss().SetSpeculative(true);
+  recognizer_->gss().SetSpeculative(true);
   held_ = 0;
-  parser_level_ = 0;
+  recognizer_level_ = 0;
   Save(0);
 }
 
 void PrefixWalker::End() {
   held_ = 0;
-  parser_level_ = kNil;
-  SyncParser();
-  parser_->gss().SetSpeculative(false);
-  parser_ = nullptr;
+  recognizer_level_ = kNil;
+  SyncRecognizer();
+  recognizer_->gss().SetSpeculative(false);
+  recognizer_ = nullptr;
 }
 
 bool PrefixWalker::IsPure(const std::vector<Item>& items) const {
-  const Automaton& a = parser_->automaton();
+  const Automaton& a = recognizer_->automaton();
   for (const Item& it : items) {
     if (it.node != items.front().node || !a.CallEdges(it.state).empty()) return false;
   }
@@ -32,28 +32,28 @@ bool PrefixWalker::IsPure(const std::vector<Item>& items) const {
 
 void PrefixWalker::Save(uint32_t level) {
   Level& l = levels_[level];
-  l.items.assign(parser_->items().begin(), parser_->items().end());
-  l.mark = parser_->gss().Mark();
-  l.complete = parser_->complete();
+  l.items.assign(recognizer_->items().begin(), recognizer_->items().end());
+  l.mark = recognizer_->gss().Mark();
+  l.complete = recognizer_->complete();
   l.pure = IsPure(l.items);
   complete_upto_[level] = level > 0 && (l.complete || complete_upto_[level - 1]);
 }
 
-// Puts the parser at level held_ (a copy, and the stack trimmed to that level's mark).
-void PrefixWalker::SyncParser() {
-  if (parser_level_ == held_) return;
+// Puts the recognizer at level held_ (a copy, and the stack trimmed to that level's mark).
+void PrefixWalker::SyncRecognizer() {
+  if (recognizer_level_ == held_) return;
   const Level& l = levels_[held_];
-  parser_->gss().RestoreMark(l.mark);
-  parser_->SetState(l.items, l.complete);
-  parser_level_ = held_;
+  recognizer_->gss().RestoreMark(l.mark);
+  recognizer_->SetState(l.items, l.complete);
+  recognizer_level_ = held_;
 }
 
 int PrefixWalker::PureStep(uint8_t byte) {
-  const Automaton& a = parser_->automaton();
+  const Automaton& a = recognizer_->automaton();
   const Level& cur = levels_[held_];
   Level& next = levels_[held_ + 1];
   const uint32_t node = cur.items.front().node;
-  const GssNode& n = parser_->gss().node(node);
+  const GssNode& n = recognizer_->gss().node(node);
   next.items.clear();
   bool complete = false;
   for (const Item& it : cur.items) {
@@ -79,24 +79,24 @@ int PrefixWalker::PureStep(uint8_t byte) {
   return 1;
 }
 
-bool PrefixWalker::ParserStep(uint8_t byte) {
-  SyncParser();
+bool PrefixWalker::RecognizerStep(uint8_t byte) {
+  SyncRecognizer();
   bool ok = false;
   try {
-    ok = parser_->AdvanceByte(byte);
+    ok = recognizer_->AdvanceByte(byte);
   } catch (const LimitError&) {
-    limited_ = true;  // the parser's items are unchanged; drop what the step created
-    parser_->gss().RestoreMark(levels_[held_].mark);
+    limited_ = true;  // the recognizer's items are unchanged; drop what the step created
+    recognizer_->gss().RestoreMark(levels_[held_].mark);
   }
   if (!ok) return false;
-  parser_level_ = ++held_;
+  recognizer_level_ = ++held_;
   Save(held_);
   return true;
 }
 
 size_t PrefixWalker::Extend(uint32_t keep, std::string_view add) {
-  // Levels above `keep` are about to be rewritten: the parser's copy of one is no longer valid.
-  if (keep < parser_level_) parser_level_ = kNil;
+  // Levels above `keep` are about to be rewritten: the recognizer's copy of one is stale.
+  if (keep < recognizer_level_) recognizer_level_ = kNil;
   held_ = keep;
   limited_ = false;
   size_t n = 0;
@@ -104,7 +104,7 @@ size_t PrefixWalker::Extend(uint32_t keep, std::string_view add) {
     const uint8_t byte = static_cast<uint8_t>(add[n]);
     int pure = levels_[held_].pure ? PureStep(byte) : -1;
     if (pure == 0) break;
-    if (pure < 0 && !ParserStep(byte)) break;
+    if (pure < 0 && !RecognizerStep(byte)) break;
   }
   return n;
 }

@@ -16,10 +16,10 @@ void AddRange(std::vector<uint32_t>& out, size_t from, size_t to) {
 
 StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
                         const TrieBytes& tb, StateId state, uint32_t max_state_size) {
-  Parser parser(automaton, max_state_size);
-  parser.ResetIsolated(state);
+  Recognizer recognizer(automaton, max_state_size);
+  recognizer.ResetIsolated(state);
   PrefixWalker walker;
-  walker.Begin(&parser, trie.vocab().max_token_length());
+  walker.Begin(&recognizer, trie.vocab().max_token_length());
   std::vector<uint32_t> accepted(WordsFor(trie.vocab().size()), 0), dependent;
   size_t num_accepted = 0;
   bool dependent_run = false;

@@ -8,7 +8,7 @@
 //   rejected   neither.
 // An invocation that can end before the token's first byte does not make the token dependent:
 // when an item's invocation can end there, the items it returns to are in the same item set
-// (the parser's closure completes it), and their own cache entries cover the token.
+// (the recognizer's closure completes it), and their own cache entries cover the token.
 // So the union over the live items' states of `accepted`, plus the `dependent` tokens that pass
 // a walk from the full state, is exactly the byte-path mask (see token_matcher.cc).
 #pragma once

@@ -5,25 +5,23 @@
 #include <stdexcept>
 #include <string>
 
+#include "mask/mask_cache.h"
 #include "mask/prefix_walker.h"
-#include "mask/state_mask.h"
 #include "mask/trie_walks.h"
 #include "matcher/matcher_access.h"
+#include "support/bits.h"
 
 namespace gbnf {
-namespace detail {
 
-// Per-matcher buffers of the mask fill, reused across steps (not copied by Fork).
-struct MaskScratch {
-  PrefixWalker walker;
+// Reused across steps (not copied by Fork).
+struct TokenMatcher::Scratch {
+  detail::PrefixWalker walker;
   std::vector<uint32_t> candidates;  // bitset over trie positions
   std::vector<StateId> states;       // states already merged this step
 };
 
-}  // namespace detail
-
 using detail::MatcherAccess;
-using detail::Parser;
+using detail::Recognizer;
 
 TokenMatcher::TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled)
     : TokenMatcher(compiled, Matcher(compiled->automaton_ptr(), compiled->limits())) {
@@ -33,7 +31,7 @@ TokenMatcher::TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled)
 TokenMatcher::TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher)
     : compiled_(std::move(compiled)),
       matcher_(std::move(matcher)),
-      scratch_(std::make_unique<detail::MaskScratch>()) {}
+      scratch_(std::make_unique<Scratch>()) {}
 
 TokenMatcher::~TokenMatcher() = default;
 TokenMatcher::TokenMatcher(TokenMatcher&&) noexcept = default;
@@ -49,6 +47,8 @@ bool TokenMatcher::AcceptToken(TokenId token_id) {
   return matcher_.AcceptToken(static_cast<uint32_t>(token_id), bytes, !vocab.IsSpecial(token_id));
 }
 
+size_t TokenMatcher::MaskWords() const { return detail::WordsFor(compiled_->vocab().size()); }
+
 // Zeroes the row; EOS bits when the sentence may end here.
 void TokenMatcher::BeginMask(uint32_t* words, size_t num_words) {
   if (num_words < MaskWords()) {
@@ -63,14 +63,14 @@ void TokenMatcher::BeginMask(uint32_t* words, size_t num_words) {
 
 // Tokens allowed through token-reference edges. Negated edges first: "every token but x".
 void TokenMatcher::AddTokenRefBits(uint32_t* words) {
-  const Parser& parser = MatcherAccess::parser(matcher_);
+  const Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const Automaton& a = compiled_->automaton();
   const Grammar& g = a.grammar();
   const std::vector<int64_t>& ids = *compiled_->token_ids();
   const Vocab& vocab = compiled_->vocab();
   int64_t excluded = -1;
   bool any = false;
-  for (const detail::Item& it : parser.items()) {
+  for (const detail::Item& it : recognizer.items()) {
     for (const TokenEdge& e : a.TokenEdges(it.state)) {
       if (!g.node(e.node).negated) continue;
       if (excluded >= 0 && excluded != ids[e.node]) any = true;
@@ -82,10 +82,10 @@ void TokenMatcher::AddTokenRefBits(uint32_t* words) {
     for (size_t i = 0; i < all.size(); ++i) words[i] |= all[i];
     // (an EOS id stays as BeginMask set it: its bit depends on CanTerminate() alone)
     if (!any && !vocab.IsEos(static_cast<TokenId>(excluded))) {
-      words[excluded >> 5] &= ~(uint32_t{1} << (excluded & 31));
+      detail::ClearBit(words, excluded);
     }
   }
-  for (const detail::Item& it : parser.items()) {
+  for (const detail::Item& it : recognizer.items()) {
     for (const TokenEdge& e : a.TokenEdges(it.state)) {
       const TokenId id = static_cast<TokenId>(ids[e.node]);
       if (g.node(e.node).negated || vocab.IsEos(id) || vocab.Token(id).empty()) continue;
@@ -98,10 +98,10 @@ void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
   BeginMask(words, num_words);
   if (matcher_.IsTerminated()) return;
   AddTokenRefBits(words);
-  Parser& parser = MatcherAccess::parser(matcher_);
+  Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const TokenTrie& trie = compiled_->vocab().trie();
-  scratch_->walker.Begin(&parser, compiled_->vocab().max_token_length());
-  detail::WalkAllTokens(scratch_->walker, trie, compiled_->trie_bytes(), words);
+  scratch_->walker.Begin(&recognizer, compiled_->vocab().max_token_length());
+  detail::WalkAllTokens(scratch_->walker, trie, compiled_->mask_cache().trie_bytes(), words);
   scratch_->walker.End();
 }
 
@@ -116,33 +116,37 @@ void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
 // of their context-dependent tokens. Items whose stack node was predicted in the last step are
 // covered by the item that predicted them (its isolated walk makes the same prediction).
 void TokenMatcher::AddCachedBits(uint32_t* words) {
-  Parser& parser = MatcherAccess::parser(matcher_);
-  const TokenTrie& trie = compiled_->vocab().trie();
-  detail::MaskScratch& s = *scratch_;
-  const uint64_t step = parser.step();
+  Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
+  Scratch& s = *scratch_;
+  const CompiledGrammar::MaskCache& cache = compiled_->mask_cache();
+  const TokenTrie* trie = nullptr;  // fetched only when some token is context-dependent
+  const uint64_t step = recognizer.step();
   s.states.clear();
-  bool any_candidate = false;
-  for (const detail::Item& it : parser.items()) {
-    const detail::GssNode& node = parser.gss().node(it.node);
+  for (const detail::Item& it : recognizer.items()) {
+    const detail::GssNode& node = recognizer.gss().node(it.node);
     if (node.step == step && node.cont_count > 0) continue;
     if (std::find(s.states.begin(), s.states.end(), it.state) != s.states.end()) continue;
     s.states.push_back(it.state);
-    const detail::StateMask& m = compiled_->StateMaskOf(it.state);
+    const detail::StateMask& m = cache.StateMaskOf(it.state);
     m.accepted.OrInto(words);
     if (m.dependent.empty()) continue;
-    if (!any_candidate) s.candidates.assign(detail::WordsFor(trie.size()), 0);
-    any_candidate = true;
+    if (trie == nullptr) {
+      trie = &compiled_->vocab().trie();
+      s.candidates.assign(detail::WordsFor(trie->size()), 0);
+    }
     m.dependent.OrInto(s.candidates.data());
   }
-  if (!any_candidate) return;
-  s.walker.Begin(&parser, compiled_->vocab().max_token_length());
-  detail::WalkCandidates(s.walker, trie, compiled_->trie_bytes(), s.candidates.data(), words);
+  if (trie == nullptr) return;
+  s.walker.Begin(&recognizer, compiled_->vocab().max_token_length());
+  detail::WalkCandidates(s.walker, *trie, cache.trie_bytes(), s.candidates.data(), words);
   s.walker.End();
 }
 
 std::vector<StateId> TokenMatcher::ItemStates() const {
   std::vector<StateId> out;
-  for (const detail::Item& it : MatcherAccess::parser(matcher_).items()) out.push_back(it.state);
+  for (const detail::Item& it : MatcherAccess::recognizer(matcher_).items()) {
+    out.push_back(it.state);
+  }
   return out;
 }
 

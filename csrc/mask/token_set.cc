@@ -3,8 +3,8 @@
 namespace gbnf::detail {
 
 TokenSet::TokenSet(const std::vector<uint32_t>& sorted, size_t universe) : size_(sorted.size()) {
-  // A list costs 4 bytes a member, a bitset universe / 8 bytes.
-  if (sorted.size() * 32 < universe) {
+  // A list costs a word a member, a bitset a bit per element of the universe.
+  if (sorted.size() * kWordBits < universe) {
     list_ = sorted;
     return;
   }
@@ -13,14 +13,14 @@ TokenSet::TokenSet(const std::vector<uint32_t>& sorted, size_t universe) : size_
 }
 
 TokenSet::TokenSet(std::vector<uint32_t>&& bits, size_t count, size_t universe) : size_(count) {
-  if (count * 32 >= universe) {
+  if (count * kWordBits >= universe) {
     bits_ = std::move(bits);
     return;
   }
   list_.reserve(count);
   for (size_t w = 0; w < bits.size(); ++w) {
     for (uint32_t word = bits[w]; word != 0; word &= word - 1) {
-      list_.push_back(static_cast<uint32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(word))));
+      list_.push_back(static_cast<uint32_t>(w * kWordBits + CountTrailingZeros(word)));
     }
   }
 }

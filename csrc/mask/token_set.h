@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "support/bits.h"
+
 namespace gbnf::detail {
 
 class TokenSet {
@@ -21,7 +23,7 @@ class TokenSet {
   bool is_bitset() const { return !bits_.empty(); }
   size_t MemoryBytes() const { return list_.capacity() * 4 + bits_.capacity() * 4; }
 
-  // words[v / 32] |= 1 << (v % 32) for every member v. `words` covers the universe.
+  // SetBit(words, v) for every member v. `words` covers the universe.
   void OrInto(uint32_t* words) const;
 
  private:
@@ -29,11 +31,5 @@ class TokenSet {
   std::vector<uint32_t> bits_;
   size_t size_ = 0;
 };
-
-inline void SetBit(uint32_t* words, uint32_t v) { words[v >> 5] |= uint32_t{1} << (v & 31); }
-inline bool TestBit(const uint32_t* words, uint32_t v) {
-  return (words[v >> 5] >> (v & 31)) & 1u;
-}
-inline size_t WordsFor(size_t universe) { return (universe + 31) / 32; }
 
 }  // namespace gbnf::detail

@@ -1,6 +1,6 @@
 #include "mask/trie_walks.h"
 
-#include "mask/token_set.h"
+#include "support/bits.h"
 
 namespace gbnf::detail {
 
@@ -18,14 +18,14 @@ void WalkAllTokens(PrefixWalker& walker, const TokenTrie& trie, const TrieBytes&
 
 size_t NextSetBit(const uint32_t* bits, size_t num_bits, size_t from) {
   if (from >= num_bits) return num_bits;
-  size_t word = from >> 5;
-  uint32_t cur = bits[word] & (~uint32_t{0} << (from & 31));
+  size_t word = WordOf(from);
+  uint32_t cur = bits[word] & ~LowBits(BitInWord(from));
   const size_t num_words = WordsFor(num_bits);
   while (cur == 0) {
     if (++word >= num_words) return num_bits;
     cur = bits[word];
   }
-  size_t found = (word << 5) + static_cast<size_t>(__builtin_ctz(cur));
+  size_t found = word * kWordBits + static_cast<size_t>(CountTrailingZeros(cur));
   return found < num_bits ? found : num_bits;
 }
 

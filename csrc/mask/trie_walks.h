@@ -1,4 +1,4 @@
-// Mask fills by walking the token trie from a parser's current state (byte path only: the
+// Mask fills by walking the token trie from a recognizer's current state (byte path only: the
 // trie holds the vocabulary's normal tokens; EOS, special and empty tokens are handled by the
 // caller). A rejected prefix skips every token that starts with it.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace gbnf::detail {
 
-// Sets words[id] for every trie token the parser's state accepts: the reference walk over the
+// Sets words[id] for every trie token the recognizer's state accepts: the reference walk over the
 // whole trie. `walker` is between Begin and End.
 void WalkAllTokens(PrefixWalker& walker, const TokenTrie& trie, const TrieBytes& tb,
                    uint32_t* words);

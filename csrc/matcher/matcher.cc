@@ -1,5 +1,5 @@
-// Matcher: the public face of the parser, with atomic accepts, a bounded rollback history, fork,
-// reset and forced bytes.
+// Matcher: the public face of the Earley recognizer, with atomic accepts, a bounded rollback
+// history, fork, reset and forced bytes.
 #include "gbnf_sampler/matcher.h"
 
 #include <stdexcept>
@@ -7,14 +7,18 @@
 #include <vector>
 
 #include "matcher/matcher_access.h"
-#include "matcher/parser.h"
+#include "matcher/recognizer.h"
 
-namespace gbnf::detail {
+namespace gbnf {
 
-class MatcherImpl {
+using detail::Gss;
+using detail::Item;
+using detail::Recognizer;
+
+class Matcher::Impl {
  public:
-  MatcherImpl(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
-      : parser_(std::move(automaton), limits.max_state_size),
+  Impl(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
+      : recognizer_(std::move(automaton), limits.max_state_size),
         limits_(limits),
         ring_(size_t{limits.max_rollback} + 1) {}
 
@@ -26,7 +30,7 @@ class MatcherImpl {
   void Reset();
   std::string ForcedBytes();
 
-  Parser parser_;
+  Recognizer recognizer_;
   MatcherLimits limits_;
   bool terminated_ = false;
 
@@ -66,30 +70,30 @@ class MatcherImpl {
   }
 };
 
-void MatcherImpl::PushHistory() {
+void Matcher::Impl::PushHistory() {
   if (count_ == ring_.size()) {
     head_ = (head_ + 1) % ring_.size();
     --count_;
   }
   Snapshot& s = Slot(count_++);
   ring_bytes_ -= SlotBytes(s);
-  s.items.assign(parser_.items().begin(), parser_.items().end());
+  s.items.assign(recognizer_.items().begin(), recognizer_.items().end());
   ring_bytes_ += SlotBytes(s);
-  s.complete = parser_.complete();
+  s.complete = recognizer_.complete();
   s.terminated = terminated_;
 }
 
-void MatcherImpl::RestoreFrom(const Snapshot& s) {
-  parser_.SetState(s.items, s.complete);
+void Matcher::Impl::RestoreFrom(const Snapshot& s) {
+  recognizer_.SetState(s.items, s.complete);
   terminated_ = s.terminated;
 }
 
-void MatcherImpl::AbortAccept() {
+void Matcher::Impl::AbortAccept() {
   RestoreFrom(Slot(count_ - 1));
   --count_;
 }
 
-void MatcherImpl::CommitAccept() {
+void Matcher::Impl::CommitAccept() {
   while (count_ > limits_.max_rollback) {
     head_ = (head_ + 1) % ring_.size();
     --count_;
@@ -97,13 +101,13 @@ void MatcherImpl::CommitAccept() {
   if (ring_bytes_ > limits_.max_history_bytes) TrimHistory();
 }
 
-void MatcherImpl::ReleaseSlot(size_t i) {
+void Matcher::Impl::ReleaseSlot(size_t i) {
   Snapshot& s = Slot(i);
   ring_bytes_ -= SlotBytes(s);
   std::vector<Item>().swap(s.items);
 }
 
-void MatcherImpl::TrimHistory() {
+void Matcher::Impl::TrimHistory() {
   // Slots past the live snapshots (left by rollback, reset or dropped history) go first.
   for (size_t i = count_; i < ring_.size() && ring_bytes_ > limits_.max_history_bytes; ++i) {
     ReleaseSlot(i);
@@ -116,22 +120,22 @@ void MatcherImpl::TrimHistory() {
 }
 
 // Mark-and-sweep of the stack pools; the roots are the current items and every snapshot.
-void MatcherImpl::MaybeCollect() {
-  Gss& gss = parser_.gss();
+void Matcher::Impl::MaybeCollect() {
+  Gss& gss = recognizer_.gss();
   if (!gss.ShouldCollect()) return;
-  for (const Item& it : parser_.items()) gss.MarkFrom(it.node);
+  for (const Item& it : recognizer_.items()) gss.MarkFrom(it.node);
   for (size_t i = 0; i < count_; ++i) {
     for (const Item& it : Slot(i).items) gss.MarkFrom(it.node);
   }
   gss.Sweep();
 }
 
-bool MatcherImpl::AcceptBytes(std::string_view bytes) {
+bool Matcher::Impl::AcceptBytes(std::string_view bytes) {
   if (terminated_) return false;
   PushHistory();
   try {
     for (char c : bytes) {
-      if (!parser_.AdvanceByte(static_cast<uint8_t>(c))) {
+      if (!recognizer_.AdvanceByte(static_cast<uint8_t>(c))) {
         AbortAccept();
         return false;
       }
@@ -145,20 +149,20 @@ bool MatcherImpl::AcceptBytes(std::string_view bytes) {
   return true;
 }
 
-bool MatcherImpl::AcceptEos() {
-  if (terminated_ || !parser_.complete()) return false;
+bool Matcher::Impl::AcceptEos() {
+  if (terminated_ || !recognizer_.complete()) return false;
   PushHistory();
   terminated_ = true;
   CommitAccept();
   return true;
 }
 
-bool MatcherImpl::AcceptTokenRef(uint32_t token_id) {
+bool Matcher::Impl::AcceptTokenRef(uint32_t token_id) {
   if (terminated_) return false;
   PushHistory();
   bool ok = false;
   try {
-    ok = parser_.AdvanceToken(token_id);
+    ok = recognizer_.AdvanceToken(token_id);
   } catch (...) {
     AbortAccept();
     throw;
@@ -172,22 +176,22 @@ bool MatcherImpl::AcceptTokenRef(uint32_t token_id) {
   return true;
 }
 
-bool MatcherImpl::AdvanceBytes(std::string_view bytes) {
+bool Matcher::Impl::AdvanceBytes(std::string_view bytes) {
   for (char c : bytes) {
-    if (!parser_.AdvanceByte(static_cast<uint8_t>(c))) return false;
+    if (!recognizer_.AdvanceByte(static_cast<uint8_t>(c))) return false;
   }
   return true;
 }
 
 // The union of the token-edge step and the byte steps, both from the state before the call.
-bool MatcherImpl::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes) {
+bool Matcher::Impl::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes) {
   if (terminated_) return false;
   PushHistory();
   try {
-    bool by_token = parser_.HasTokenEdges() && parser_.AdvanceToken(token_id);
-    bool token_complete = parser_.complete();
+    bool by_token = recognizer_.HasTokenEdges() && recognizer_.AdvanceToken(token_id);
+    bool token_complete = recognizer_.complete();
     if (by_token) {
-      token_items_.assign(parser_.items().begin(), parser_.items().end());
+      token_items_.assign(recognizer_.items().begin(), recognizer_.items().end());
       RestoreFrom(Slot(count_ - 1));
     }
     bool by_bytes = match_bytes && !bytes.empty() && AdvanceBytes(bytes);
@@ -196,9 +200,9 @@ bool MatcherImpl::AcceptToken(uint32_t token_id, std::string_view bytes, bool ma
       return false;
     }
     if (!by_bytes) {
-      parser_.SetState(token_items_, token_complete);
+      recognizer_.SetState(token_items_, token_complete);
     } else if (by_token) {
-      parser_.MergeState(token_items_, token_complete);
+      recognizer_.MergeState(token_items_, token_complete);
     }
   } catch (...) {
     AbortAccept();
@@ -209,7 +213,7 @@ bool MatcherImpl::AcceptToken(uint32_t token_id, std::string_view bytes, bool ma
   return true;
 }
 
-void MatcherImpl::Rollback(size_t n) {
+void Matcher::Impl::Rollback(size_t n) {
   if (n > count_) {
     throw std::invalid_argument("rollback(" + std::to_string(n) + ") exceeds the available history of " +
                                 std::to_string(count_) + " accept calls");
@@ -219,23 +223,23 @@ void MatcherImpl::Rollback(size_t n) {
   count_ -= n;
 }
 
-void MatcherImpl::Reset() {
+void Matcher::Impl::Reset() {
   count_ = 0;
   head_ = 0;
   terminated_ = false;
-  parser_.Reset();
+  recognizer_.Reset();
 }
 
 // Walks forward while exactly one byte is possible, then restores the state.
-std::string MatcherImpl::ForcedBytes() {
+std::string Matcher::Impl::ForcedBytes() {
   std::string out;
   if (terminated_) return out;
   PushHistory();
   try {
-    while (out.size() < limits_.max_forced_bytes && !parser_.complete() &&
-           !parser_.HasTokenEdges()) {
-      int b = parser_.SingleNextByte();
-      if (b < 0 || !parser_.AdvanceByte(static_cast<uint8_t>(b))) break;
+    while (out.size() < limits_.max_forced_bytes && !recognizer_.complete() &&
+           !recognizer_.HasTokenEdges()) {
+      int b = recognizer_.SingleNextByte();
+      if (b < 0 || !recognizer_.AdvanceByte(static_cast<uint8_t>(b))) break;
       out.push_back(static_cast<char>(b));
       MaybeCollect();
     }
@@ -246,17 +250,17 @@ std::string MatcherImpl::ForcedBytes() {
   return out;
 }
 
-Parser& MatcherAccess::parser(Matcher& m) { return m.impl_->parser_; }
-const Parser& MatcherAccess::parser(const Matcher& m) { return m.impl_->parser_; }
-bool MatcherAccess::terminated(const Matcher& m) { return m.impl_->terminated_; }
+namespace detail {
 
-}  // namespace gbnf::detail
+Recognizer& MatcherAccess::recognizer(Matcher& m) { return m.impl().recognizer_; }
+const Recognizer& MatcherAccess::recognizer(const Matcher& m) { return m.impl().recognizer_; }
+bool MatcherAccess::terminated(const Matcher& m) { return m.impl().terminated_; }
 
-namespace gbnf {
+}  // namespace detail
 
 Matcher::Matcher(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
-    : impl_(std::make_unique<detail::MatcherImpl>(std::move(automaton), limits)) {}
-Matcher::Matcher(std::unique_ptr<detail::MatcherImpl> impl) : impl_(std::move(impl)) {}
+    : impl_(std::make_unique<Impl>(std::move(automaton), limits)) {}
+Matcher::Matcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Matcher::~Matcher() = default;
 Matcher::Matcher(Matcher&&) noexcept = default;
 Matcher& Matcher::operator=(Matcher&&) noexcept = default;
@@ -268,21 +272,21 @@ bool Matcher::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_
   return impl_->AcceptToken(token_id, bytes, match_bytes);
 }
 void Matcher::SetTokenIds(std::shared_ptr<const std::vector<int64_t>> token_ids) {
-  impl_->parser_.SetTokenIds(std::move(token_ids));
+  impl_->recognizer_.SetTokenIds(std::move(token_ids));
 }
-bool Matcher::CanTerminate() const { return !impl_->terminated_ && impl_->parser_.complete(); }
+bool Matcher::CanTerminate() const { return !impl_->terminated_ && impl_->recognizer_.complete(); }
 bool Matcher::IsTerminated() const { return impl_->terminated_; }
 void Matcher::Rollback(size_t n) { impl_->Rollback(n); }
 size_t Matcher::RollbackAvailable() const { return impl_->history(); }
 Matcher Matcher::Fork() const {
-  auto copy = std::make_unique<detail::MatcherImpl>(*impl_);
+  auto copy = std::make_unique<Impl>(*impl_);
   copy->RecountHistoryBytes();
   return Matcher(std::move(copy));
 }
 void Matcher::Reset() { impl_->Reset(); }
 std::string Matcher::ForcedBytes() { return impl_->ForcedBytes(); }
-size_t Matcher::StateSize() const { return impl_->parser_.items().size(); }
-const Automaton& Matcher::automaton() const { return impl_->parser_.automaton(); }
+size_t Matcher::StateSize() const { return impl_->recognizer_.items().size(); }
+const Automaton& Matcher::automaton() const { return impl_->recognizer_.automaton(); }
 const MatcherLimits& Matcher::limits() const { return impl_->limits_; }
 
 }  // namespace gbnf

@@ -1,16 +1,16 @@
-// The token-level matcher's view of a Matcher's parser (mask walks run on it in place). Defined
-// in matcher.cc, where MatcherImpl lives.
+// The token-level matcher's view of a Matcher's recognizer (mask walks run on it in place).
+// Defined in matcher.cc, where Matcher::Impl lives.
 #pragma once
 
 #include "gbnf_sampler/matcher.h"
-#include "matcher/parser.h"
+#include "matcher/recognizer.h"
 
 namespace gbnf::detail {
 
 class MatcherAccess {
  public:
-  static Parser& parser(Matcher& m);
-  static const Parser& parser(const Matcher& m);
+  static Recognizer& recognizer(Matcher& m);
+  static const Recognizer& recognizer(const Matcher& m);
   static bool terminated(const Matcher& m);
 };
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from . import hf, limits, llama, syntax  # hf and llama register Vocab.from_hf/from_llama
+from . import hf, limits, llama, structural, syntax  # registering Vocab/Grammar constructors
 from . import syntax as ast  # the former name of the syntax-tree module
 from .compiled import CompiledGrammar, compile
 from .errors import (
@@ -26,6 +26,8 @@ from .grammar import Grammar
 from .kernels import allocate_bitmask, apply_bitmask, bitmask_words
 from .limits import GrammarLimits
 from .matcher import Matcher, accept_tokens, fill_masks
+from .structural import Trigger
+from .structural import formats as tool_formats
 from .vocab import Vocab
 
 __version__ = "0.1.0"
@@ -50,6 +52,7 @@ __all__ = [
     "GrammarTooComplexError",
     "Matcher",
     "SchemaError",
+    "Trigger",
     "Vocab",
     "__version__",
     "accept_tokens",
@@ -62,5 +65,7 @@ __all__ = [
     "hf",
     "limits",
     "llama",
+    "structural",
     "syntax",
+    "tool_formats",
 ]

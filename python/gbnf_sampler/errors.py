@@ -89,10 +89,40 @@ class SchemaError(GbnfSamplerError, ValueError):
         return (type(self), (self.message, self.path))
 
 
+class StructuralTagError(GbnfSamplerError, ValueError):
+    """A structural tag (or tool-format request) that cannot be compiled. ``path`` is a JSON
+    pointer into the spec (``""`` for the whole spec)."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(f"{path or '/'}: {message}")
+        self.message = message
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.path))
+
+
+class UnknownFormatError(GbnfSamplerError, KeyError):
+    """A tool-call format name that the registry does not know (``known`` lists the names)."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.known = list(known)
+
+    def __str__(self) -> str:
+        return f"unknown tool-call format {self.name!r}; known formats: {', '.join(self.known)}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.name, self.known))
+
+
 __all__ = [
     "Diagnostic",
     "GbnfSamplerError",
     "GrammarError",
     "GrammarTooComplexError",
     "SchemaError",
+    "StructuralTagError",
+    "UnknownFormatError",
 ]

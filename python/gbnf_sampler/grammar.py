@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _core, syntax
@@ -19,6 +19,22 @@ from .schema import (
 
 DEFAULT_ROOT = "root"
 _DEFAULT_LIMITS = GrammarLimits()
+
+# Constructors that live in a later stage (gbnf_sampler.structural registers "triggered" and
+# "structural_tag"), so that this core module imports none of them.
+_CONSTRUCTORS: dict[str, Callable[..., Grammar]] = {}
+
+
+def register_constructor(name: str, constructor: Callable[..., Grammar]) -> None:
+    """Makes ``Grammar.<name>`` call ``constructor`` (used by gbnf_sampler.structural)."""
+    _CONSTRUCTORS[name] = constructor
+
+
+def _constructor(name: str) -> Callable[..., Grammar]:
+    constructor = _CONSTRUCTORS.get(name)
+    if constructor is None:
+        raise RuntimeError(f"Grammar.{name} needs gbnf_sampler.structural: import gbnf_sampler")
+    return constructor
 
 
 def _diagnostic(raw: Mapping[str, Any]) -> Diagnostic:
@@ -153,6 +169,38 @@ class Grammar:
         return cls.from_gbnf(response_format_to_gbnf(response_format, **options))
 
     @classmethod
+    def triggered(
+        cls,
+        body: Any,
+        triggers: Any,
+        *,
+        at_start: bool = False,
+        required: bool = False,
+        trigger_in_body: bool = False,
+    ) -> Grammar:
+        """A lazy grammar: free text without any trigger, then a trigger, then ``body`` (a
+        Grammar or anything :meth:`coerce` takes). ``triggers``: strings, ``gs.Trigger``s
+        (literal, regex, token) or llama.cpp-style dicts. ``required``: the output must reach a
+        trigger; ``at_start``: it must open with one. ``trigger_in_body``: the body's own text
+        starts with the trigger (llama.cpp's lazy grammars) instead of following it. See
+        :mod:`gbnf_sampler.structural.triggers`."""
+        return _constructor("triggered")(
+            body,
+            triggers,
+            at_start=at_start,
+            required=required,
+            trigger_in_body=trigger_in_body,
+        )
+
+    @classmethod
+    def from_structural_tag(cls, spec: Any, **options: Any) -> Grammar:
+        """A grammar from a structural tag (a JSON-able dict close to xgrammar's structural-tag
+        JSON: sequences, choices, tagged sections, triggered sections...). Raises
+        :class:`~gbnf_sampler.errors.StructuralTagError` naming the JSON path of a bad spec. See
+        :mod:`gbnf_sampler.structural.tags`."""
+        return _constructor("structural_tag")(spec, **options)
+
+    @classmethod
     def json(cls) -> Grammar:
         """A grammar for any JSON value."""
         return cls.from_gbnf(JSON_GBNF)
@@ -160,11 +208,14 @@ class Grammar:
     @classmethod
     def coerce(cls, value: Any) -> Grammar:
         """A Grammar from what users pass around: a Grammar (as is), GBNF text (str or bytes),
-        a JSON Schema (dict) or a Pydantic model class."""
+        a structural tag (a dict with ``"type": "structural_tag"``), a JSON Schema (dict) or a
+        Pydantic model class."""
         if isinstance(value, Grammar):
             return value
         if isinstance(value, (str, bytes)):
             return cls.from_gbnf(value)
+        if isinstance(value, dict) and value.get("type") == "structural_tag":
+            return cls.from_structural_tag(value)
         if isinstance(value, dict) or hasattr(value, "model_json_schema"):
             return cls.from_json_schema(value)
         raise TypeError(
@@ -215,4 +266,4 @@ class Grammar:
         return f"<Grammar root={self.root!r} rules={n}>"
 
 
-__all__ = ["DEFAULT_ROOT", "Grammar"]
+__all__ = ["DEFAULT_ROOT", "Grammar", "register_constructor"]

@@ -53,6 +53,16 @@ MAX_REPEAT = 1_000_000
 MAX_LOOKAHEAD_UNROLL = 64
 MAX_DFA_STATES = 20_000
 MAX_NFA_STATES = 50_000
+# Structural layer (triggered grammars, structural tags).
+MAX_TRIGGERS = 256
+MAX_STRUCTURAL_TAG_DEPTH = 64
+# Server (gbnf-sampler serve; the options are command-line flags).
+SERVE_MAX_BODY_BYTES = 8 << 20
+SERVE_MAX_GRAMMAR_BYTES = 1 << 20
+SERVE_DEFAULT_PARALLEL = 4
+SERVE_DEFAULT_QUEUE = 64
+SERVE_DEFAULT_CTX = 4096
+SERVE_PREFILL_CHUNK = 512
 
 
 @dataclass(frozen=True)
@@ -234,6 +244,44 @@ LIMITS: tuple[Limit, ...] = (
         "",
         "`gs.limits.MAX_DFA_STATES` (`SchemaError` when strict)",
     ),
+    Limit(
+        "triggers of one triggered grammar or `triggered_tags`",
+        MAX_TRIGGERS,
+        "",
+        "`gs.limits.MAX_TRIGGERS` (`ValueError`, `StructuralTagError`)",
+    ),
+    Limit(
+        "structural tag nesting",
+        MAX_STRUCTURAL_TAG_DEPTH,
+        "levels",
+        "`gs.limits.MAX_STRUCTURAL_TAG_DEPTH` (`StructuralTagError`)",
+    ),
+    Limit("server: request body", SERVE_MAX_BODY_BYTES, "bytes", "fixed (HTTP 413)"),
+    Limit(
+        "server: grammar or schema in a request",
+        SERVE_MAX_GRAMMAR_BYTES,
+        "bytes",
+        "fixed (HTTP 413)",
+    ),
+    Limit("server: decoding slots", SERVE_DEFAULT_PARALLEL, "", "`gbnf-sampler serve --parallel`"),
+    Limit(
+        "server: requests waiting beyond the slots",
+        SERVE_DEFAULT_QUEUE,
+        "",
+        "`gbnf-sampler serve --queue` (HTTP 429 when full)",
+    ),
+    Limit(
+        "server: context per slot (prompt + completion)",
+        SERVE_DEFAULT_CTX,
+        "tokens",
+        "`gbnf-sampler serve --ctx` (HTTP 400 `context_length_exceeded`)",
+    ),
+    Limit(
+        "server: prompt tokens evaluated per slot per step",
+        SERVE_PREFILL_CHUNK,
+        "tokens",
+        "fixed (long prompts are evaluated in chunks between other slots' steps)",
+    ),
 )
 
 
@@ -277,8 +325,16 @@ __all__ = [
     "MAX_SCHEMA_KIND_DEPTH",
     "MAX_SCHEMA_LOGIC_DEPTH",
     "MAX_SCHEMA_NESTING",
+    "MAX_STRUCTURAL_TAG_DEPTH",
+    "MAX_TRIGGERS",
     "MAX_UNIQUE_DOMAIN",
     "MAX_UNIQUE_STATES",
+    "SERVE_DEFAULT_CTX",
+    "SERVE_DEFAULT_PARALLEL",
+    "SERVE_DEFAULT_QUEUE",
+    "SERVE_MAX_BODY_BYTES",
+    "SERVE_MAX_GRAMMAR_BYTES",
+    "SERVE_PREFILL_CHUNK",
     "GrammarLimits",
     "Limit",
     "markdown_table",

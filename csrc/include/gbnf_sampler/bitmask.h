@@ -17,27 +17,14 @@ inline constexpr int64_t kBitmaskWordBits = 32;
 inline constexpr uint16_t kFloat16NegInfBits = 0xFC00;
 inline constexpr uint16_t kBFloat16NegInfBits = 0xFF80;
 
-// Number of int32 words of one bitmask row covering `vocab_size` tokens (vocab_size >= 0).
-constexpr int64_t BitmaskWords(int64_t vocab_size) {
-  // Written so that no vocab_size overflows (INT64_MAX included).
-  return vocab_size / kBitmaskWordBits + (vocab_size % kBitmaskWordBits != 0 ? 1 : 0);
-}
+// Number of int32 words of one bitmask row covering `vocab_size` tokens (vocab_size >= 0; no
+// value overflows, INT64_MAX included).
+int64_t BitmaskWords(int64_t vocab_size);
 
 // Single-token access. `token_id` must be in [0, 32 * words of the row).
-// Words are read and written as uint32_t (same object, permitted alias) so that bit 31 never
-// touches signed arithmetic.
-inline bool TestBit(const int32_t* bitmask, int64_t token_id) {
-  const auto* words = reinterpret_cast<const uint32_t*>(bitmask);
-  return (words[token_id / kBitmaskWordBits] >> (token_id % kBitmaskWordBits)) & 1u;
-}
-inline void SetBit(int32_t* bitmask, int64_t token_id) {
-  auto* words = reinterpret_cast<uint32_t*>(bitmask);
-  words[token_id / kBitmaskWordBits] |= 1u << (token_id % kBitmaskWordBits);
-}
-inline void ClearBit(int32_t* bitmask, int64_t token_id) {
-  auto* words = reinterpret_cast<uint32_t*>(bitmask);
-  words[token_id / kBitmaskWordBits] &= ~(1u << (token_id % kBitmaskWordBits));
-}
+bool TestBit(const int32_t* bitmask, int64_t token_id);
+void SetBit(int32_t* bitmask, int64_t token_id);
+void ClearBit(int32_t* bitmask, int64_t token_id);
 
 // Sets every word of a row to all-allowed (-1) or all-disallowed (0).
 void FillBitmask(int32_t* bitmask, int64_t words, bool allowed);

@@ -1,14 +1,13 @@
 // CompiledGrammar: a grammar's automaton bound to a tokenizer vocabulary. Token references of the
 // grammar are resolved against the vocabulary, and the adaptive token-mask cache (one entry per
-// automaton state, see csrc/mask/state_mask.h) is filled lazily, on the first step that needs a
+// automaton state, see csrc/mask/mask_cache.h) is filled lazily, on the first step that needs a
 // state, so compiling costs milliseconds. Immutable to its users and thread-safe: any number of
 // TokenMatchers on any threads share one CompiledGrammar.
 #pragma once
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "gbnf_sampler/automaton.h"
@@ -16,11 +15,6 @@
 #include "gbnf_sampler/vocab.h"
 
 namespace gbnf {
-
-namespace detail {
-struct StateMask;
-class TrieBytes;
-}
 
 class CompiledGrammar {
  public:
@@ -44,14 +38,15 @@ class CompiledGrammar {
   // Bitset over token ids (ceil(V/32) words): every non-EOS, non-empty token (what a negated
   // reference !<x> may match, x aside).
   const std::vector<uint32_t>& any_token_words() const { return any_token_; }
-  // The trie's token bytes in trie order (shared by the compiled grammars of a vocabulary).
-  const detail::TrieBytes& trie_bytes() const { return *trie_bytes_; }
 
-  // The cache entry of `state`, computed on first use (thread-safe; later calls take no lock).
-  const detail::StateMask& StateMaskOf(StateId state) const;
-  // Bytes held by the cache entries filled so far.
-  size_t CacheBytes() const { return cache_bytes_.load(std::memory_order_relaxed); }
-  size_t CachedStates() const { return cached_states_.load(std::memory_order_relaxed); }
+  // Bytes held by the mask-cache entries filled so far, and their number.
+  size_t CacheBytes() const;
+  size_t CachedStates() const;
+
+  // The token-mask cache: an incomplete type outside the library (csrc/mask/mask_cache.h), where
+  // the token-level matcher reads it.
+  class MaskCache;
+  const MaskCache& mask_cache() const { return *mask_cache_; }
 
  private:
   CompiledGrammar() = default;
@@ -63,11 +58,7 @@ class CompiledGrammar {
   MatcherLimits limits_;
   std::shared_ptr<const std::vector<int64_t>> token_ids_;
   std::vector<uint32_t> any_token_;
-  std::shared_ptr<const detail::TrieBytes> trie_bytes_;
-  std::unique_ptr<std::once_flag[]> once_;
-  std::unique_ptr<std::unique_ptr<detail::StateMask>[]> masks_;
-  mutable std::atomic<size_t> cache_bytes_{0};
-  mutable std::atomic<size_t> cached_states_{0};
+  std::unique_ptr<const MaskCache> mask_cache_;
 };
 
 }  // namespace gbnf

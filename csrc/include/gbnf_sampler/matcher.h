@@ -31,11 +31,6 @@ struct MatcherLimits {
   uint32_t max_forced_bytes = 65536;
 };
 
-namespace detail {
-class MatcherImpl;
-class MatcherAccess;  // the token-level matcher's view of the parser (csrc/mask)
-}
-
 class Matcher {
  public:
   explicit Matcher(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits = {});
@@ -85,10 +80,16 @@ class Matcher {
   const Automaton& automaton() const;
   const MatcherLimits& limits() const;
 
+ 
+  // The library's internal state (the recognizer and the history): an incomplete type outside
+  // csrc/matcher/, reached by the token-level matcher through matcher/matcher_access.h.
+  class Impl;
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
+
  private:
-  friend class detail::MatcherAccess;
-  explicit Matcher(std::unique_ptr<detail::MatcherImpl> impl);
-  std::unique_ptr<detail::MatcherImpl> impl_;
+  explicit Matcher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace gbnf

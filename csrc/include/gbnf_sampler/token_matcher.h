@@ -26,10 +26,6 @@
 
 namespace gbnf {
 
-namespace detail {
-struct MaskScratch;
-}
-
 class TokenMatcher {
  public:
   explicit TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled);
@@ -49,22 +45,26 @@ class TokenMatcher {
   void Reset() { matcher_.Reset(); }
   std::string ForcedBytes() { return matcher_.ForcedBytes(); }
 
-  // Writes the allowed-token bitmask into words[0, num_words) (bit i of word j = token 32*j+i;
-  // bits of ids >= vocab size are 0). num_words must be >= MaskWords(). Uses the mask cache;
+  // Writes the allowed-token bitmask into words[0, num_words) (the layout of bitmask.h; bits of
+  // ids >= vocab size are 0). num_words must be >= MaskWords(). Uses the mask cache;
   // allocates nothing and takes no lock once every state it meets has been cached.
   void FillMask(uint32_t* words, size_t num_words);
   // The same mask computed by a walk over the whole token trie (the reference of FillMask).
   void FillMaskReference(uint32_t* words, size_t num_words);
   std::vector<TokenId> AllowedTokens();
-  size_t MaskWords() const { return (compiled_->vocab().size() + 31) / 32; }
+  size_t MaskWords() const;
 
   const CompiledGrammar& compiled() const { return *compiled_; }
   const std::shared_ptr<const CompiledGrammar>& compiled_ptr() const { return compiled_; }
   const Matcher& byte_matcher() const { return matcher_; }
+  // Live parser items (Matcher::StateSize).
+  size_t StateSize() const { return matcher_.StateSize(); }
   // The automaton states of the live parser items (diagnostics, tests and benchmarks).
   std::vector<StateId> ItemStates() const;
 
  private:
+  struct Scratch;  // per-matcher buffers of the mask fill (token_matcher.cc)
+
   TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher);
   void BeginMask(uint32_t* words, size_t num_words);
   void AddTokenRefBits(uint32_t* words);
@@ -72,7 +72,7 @@ class TokenMatcher {
 
   std::shared_ptr<const CompiledGrammar> compiled_;
   Matcher matcher_;
-  std::unique_ptr<detail::MaskScratch> scratch_;
+  std::unique_ptr<Scratch> scratch_;
 };
 
 }  // namespace gbnf

@@ -230,13 +230,4 @@ class TrieWalk {
   uint32_t keep_ = 0;
 };
 
-// A reference use of TrieWalk (for tests): the ids of the trie's tokens that are a prefix of at
-// least one of `texts`, found with a walk whose "parser" accepts a byte when the prefix held so
-// far plus that byte starts one of `texts`, and that calls Skip() after a token no text extends.
-// Checks the walk contract as it goes (the popped stack
-// is a prefix of each token) and throws std::logic_error if it is broken. `visited`, when
-// not null, receives the number of positions visited.
-std::vector<TokenId> WalkPrefixFilter(const TokenTrie& trie, const std::vector<std::string>& texts,
-                                      size_t* visited);
-
 }  // namespace gbnf

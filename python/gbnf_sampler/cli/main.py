@@ -1,6 +1,7 @@
 """The ``gbnf-sampler`` command line: ``check`` (diagnostics for grammar files), ``convert``
-(JSON Schema or regex to GBNF), ``generate`` (constrained generation with any GGUF model) and
-``demo`` (the main job on the embedded model). Exit statuses: :mod:`.status`."""
+(JSON Schema or regex to GBNF), ``generate`` (constrained generation with any GGUF model),
+``demo`` (the main job on the embedded model) and ``serve`` (an OpenAI/Ollama-compatible
+server). Exit statuses: :mod:`.status`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from .check import add_check_parser
 from .convert import add_convert_parser
 from .demo import add_demo_parser
 from .generate import add_generate_parser
+from .serve import add_serve_parser
 from .status import EXIT_INVALID, EXIT_USAGE
 
 
@@ -25,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_convert_parser(commands)
     add_demo_parser(commands)
     add_generate_parser(commands)
+    add_serve_parser(commands)
     return parser
 
 

@@ -12,7 +12,11 @@ from typing import Any
 
 from .vocab import extract_hf_vocab, vocab_from_hf
 
-_LAZY = {"LogitsProcessor": "processor", "vocab_for": "processor"}
+_LAZY = {
+    "LogitsProcessor": "processor",
+    "tool_call_processor": "processor",
+    "vocab_for": "processor",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +26,10 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f".{module}", __name__), name)
 
 
-__all__ = ["LogitsProcessor", "extract_hf_vocab", "vocab_for", "vocab_from_hf"]
+__all__ = [
+    "LogitsProcessor",
+    "extract_hf_vocab",
+    "tool_call_processor",
+    "vocab_for",
+    "vocab_from_hf",
+]

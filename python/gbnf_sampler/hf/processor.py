@@ -4,10 +4,17 @@
     proc = gs.hf.LogitsProcessor(schema, tokenizer)
     out = model.generate(**inputs, logits_processor=[proc], max_new_tokens=64)
 
-``grammar`` may be a :class:`Grammar`, GBNF text, a JSON Schema dict or a Pydantic model class,
-or a list of them: one per prompt of the batch (each prompt's rows, with ``num_return_sequences``
-or beams, share its grammar). Needs torch and transformers
+``grammar`` may be a :class:`Grammar`, GBNF text, a structural tag (``{"type": "structural_tag",
+...}``: its special-token markers are matched as this tokenizer's tokens), a JSON Schema dict or a
+Pydantic model class, or a list of them: one per prompt of the batch (each prompt's rows, with
+``num_return_sequences`` or beams, share its grammar). Needs torch and transformers
 (``pip install 'gbnf-sampler[hf]'``).
+
+Tool calls: :func:`tool_call_processor` builds the processor from OpenAI ``tools`` in the model's
+tool-call format (detected from ``tokenizer.chat_template``) and returns the constraint whose
+``message(text)`` turns the generated text into OpenAI message fields. A reasoning budget
+(``reasoning={"budget": N}``) is enforced here: once a row spent N tokens inside its think
+section, its mask allows only the next token of the closing tag until the tag is written.
 
 Each row of the batch has its own token matcher, created on the first call: the tokens present
 then are the prompt. Later calls bring the tokens generated since; they are accepted (on a thread
@@ -21,10 +28,11 @@ call's (a new ``generate`` with the same processor) starts over.
 
 from __future__ import annotations
 
+import copy
 import logging
 import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,9 +52,13 @@ from ..compiled import CompiledGrammar, compile
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask, bitmask_words
 from ..matcher import Matcher, accept_tokens, fill_masks
+from ..structural.budget import BudgetTracker
+from ..structural.formats.base import ReasoningBudget
+from ..structural.openai import ChatConstraint, chat_constraint
+from ..structural.tags import from_structural_tag
 from ..vocab import Vocab
 
-__all__ = ["LogitsProcessor", "vocab_for"]
+__all__ = ["LogitsProcessor", "tool_call_processor", "vocab_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +96,8 @@ class _Row:
     matcher: Matcher
     seen: npt.NDArray[np.int64]
     consumed: int = 0
+    tracker: BudgetTracker | None = None
+    forcing: list[int] = field(default_factory=list)  # the closing tag's tokens still to write
 
 
 class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unused-ignore]
@@ -99,8 +113,14 @@ class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unuse
         *,
         vocab_size: int | None = None,
         eos_ids: int | Iterable[int] | None = None,
+        reasoning_budget: ReasoningBudget | None = None,
     ) -> None:
         self.vocab = vocab_for(tokenizer, vocab_size=vocab_size, eos_ids=eos_ids)
+        self.budget = reasoning_budget
+        self._closing: list[int] = []
+        if reasoning_budget is not None:
+            end = reasoning_budget.end
+            self._closing = [int(t) for t in tokenizer.encode(end, add_special_tokens=False)]
         if not self.vocab.eos_ids:
             raise ValueError(
                 "the tokenizer has no eos_token_id, so a finished output could never end; pass "
@@ -109,7 +129,7 @@ class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unuse
         grammars = list(grammar) if isinstance(grammar, (list, tuple)) else [grammar]
         if not grammars:
             raise ValueError("grammar is an empty list; give one grammar or one per prompt")
-        self._compiled = [compile(Grammar.coerce(g), self.vocab) for g in grammars]
+        self._compiled = [compile(self._grammar(g), self.vocab) for g in grammars]
         eos_bits = np.zeros(bitmask_words(self.vocab.size), dtype=np.uint32)
         for token_id in self.vocab.eos_ids:
             eos_bits[token_id // 32] |= np.uint32(1 << (token_id % 32))
@@ -117,6 +137,11 @@ class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unuse
         self._rows: list[_Row] = []
         self._prompts: npt.NDArray[np.int64] = np.empty((0, 0), dtype=np.int64)
         self._bitmask: npt.NDArray[np.int32] = allocate_bitmask(0, self.vocab.size)
+
+    def _grammar(self, value: Any) -> Grammar:
+        if isinstance(value, dict) and value.get("type") == "structural_tag":
+            return from_structural_tag(value, vocab=self.vocab)
+        return Grammar.coerce(value)
 
     @property
     def matchers(self) -> list[Matcher]:
@@ -137,9 +162,24 @@ class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unuse
         for r, row in enumerate(self._rows):
             if row.matcher.is_terminated():
                 self._bitmask[r] = self._eos_mask
+            elif row.tracker is not None:
+                self._force_closing(r, row)
         bitmask = torch.from_numpy(self._bitmask).to(scores.device)
         gs_torch.apply_bitmask(scores, bitmask, vocab_size=self.vocab.size)
         return scores
+
+    def _force_closing(self, r: int, row: _Row) -> None:
+        """Past the reasoning budget, the row may only write the closing tag (once the grammar
+        takes all of its tokens from here; until then it samples as usual)."""
+        assert row.tracker is not None
+        if row.tracker.due and not row.forcing:
+            probe = row.matcher.fork()
+            if self._closing and all(probe.accept_token(t) for t in self._closing):
+                row.forcing = list(self._closing)
+        if row.forcing:
+            token = row.forcing[0]
+            self._bitmask[r] = 0
+            self._bitmask[r, token >> 5] = np.int32(np.uint32(1 << (token & 31)).view(np.int32))
 
     def _check(self, input_ids: torch.Tensor, scores: torch.Tensor) -> npt.NDArray[np.int64]:
         if not isinstance(input_ids, torch.Tensor) or not isinstance(scores, torch.Tensor):
@@ -173,7 +213,8 @@ class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unuse
         self._rows = []
         for r in range(rows):
             compiled = self._grammar_of_row(r, rows)
-            self._rows.append(_Row(compiled, Matcher(compiled), ids[r].copy()))
+            tracker = BudgetTracker(self.budget) if self.budget is not None else None
+            self._rows.append(_Row(compiled, Matcher(compiled), ids[r].copy(), 0, tracker))
         self._prompts = ids.copy()
 
     def _continues(self, ids: npt.NDArray[np.int64]) -> bool:
@@ -208,10 +249,14 @@ class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unuse
         for src in sources:
             old = self._rows[src]
             matcher = old.matcher.fork() if src in taken else old.matcher
+            tracker = copy.copy(old.tracker) if src in taken else old.tracker
             taken.add(src)
-            new_rows.append(_Row(old.compiled, matcher, old.seen, old.consumed))
+            new_rows.append(
+                _Row(old.compiled, matcher, old.seen, old.consumed, tracker, list(old.forcing))
+            )
         for r, row in enumerate(new_rows):
-            _rewind(row, ids[r], prompt_len)
+            if _rewind(row, ids[r], prompt_len) and self.budget is not None:
+                self._retrack(row, ids[r], prompt_len)
         self._advance(new_rows, ids, prompt_len)
         self._rows = new_rows
 
@@ -236,6 +281,7 @@ class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unuse
                 if not ok:
                     self._refused(r, token, ids.shape[1] - 1)
                 rows[r].consumed += 1
+                self._track(rows[r], token)
         for r, row in enumerate(rows):
             row.seen = ids[r].copy()
 
@@ -243,6 +289,25 @@ class LogitsProcessor(transformers.LogitsProcessor):  # type: ignore[misc, unuse
         if not row.matcher.accept_token(token):
             self._refused(r, token, position)
         row.consumed += 1
+        self._track(row, token)
+
+    def _track(self, row: _Row, token: int) -> None:
+        """Follows the row's think section (reasoning budget)."""
+        if row.tracker is None:
+            return
+        row.tracker.on_token(self.vocab.token_bytes(token))
+        if row.forcing and row.forcing[0] == token:
+            row.forcing.pop(0)
+            if not row.forcing:
+                row.tracker.forced()
+
+    def _retrack(self, row: _Row, ids: npt.NDArray[np.int64], prompt_len: int) -> None:
+        """Rebuilds a rewound row's budget tracker from the tokens it kept."""
+        assert self.budget is not None
+        row.tracker = BudgetTracker(self.budget)
+        row.forcing = []
+        for token in ids[prompt_len : prompt_len + row.consumed]:
+            row.tracker.on_token(self.vocab.token_bytes(int(token)))
 
     def _refused(self, r: int, token: int, position: int) -> None:
         text = self.vocab.token_bytes(token) if 0 <= token < self.vocab.size else b"?"
@@ -264,17 +329,17 @@ def _common_prefix(a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]) -> int:
     return int(diff[0]) if len(diff) else n
 
 
-def _rewind(row: _Row, ids: npt.NDArray[np.int64], prompt_len: int) -> None:
+def _rewind(row: _Row, ids: npt.NDArray[np.int64], prompt_len: int) -> bool:
     """Undoes the tokens of ``row`` that ``ids`` no longer has (rollback, or a reset and a
-    replay when the rollback history is too short)."""
+    replay when the rollback history is too short); whether it undid any."""
     keep = _common_prefix(ids, row.seen) - prompt_len
     if keep >= row.consumed:
-        return
+        return False
     undo = row.consumed - keep
     if undo <= row.matcher.rollback_available:
         row.matcher.rollback(undo)
         row.consumed = keep
-        return
+        return True
     # Replays tokens this matcher (or the one it was forked from) accepted before.
     row.matcher.reset()
     row.consumed = 0
@@ -282,3 +347,42 @@ def _rewind(row: _Row, ids: npt.NDArray[np.int64], prompt_len: int) -> None:
         if not row.matcher.accept_token(int(token)):
             break
         row.consumed += 1
+    return True
+
+
+def tool_call_processor(
+    tokenizer: Any,
+    tools: Any = None,
+    tool_choice: Any = "auto",
+    *,
+    tool_format: Any = None,
+    parallel_tool_calls: bool = True,
+    reasoning: Any = False,
+    response_format: Any = None,
+    vocab_size: int | None = None,
+    eos_ids: int | Iterable[int] | None = None,
+) -> tuple[LogitsProcessor, ChatConstraint]:
+    """A processor for an OpenAI-style request in the model's tool-call format (``tool_format``,
+    or the one detected from ``tokenizer.chat_template``), and the constraint whose
+    ``message(text)`` reads the generated text back as OpenAI message fields."""
+    vocab = vocab_for(tokenizer, vocab_size=vocab_size, eos_ids=eos_ids)
+    constraint = chat_constraint(
+        tools=tools,
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
+        response_format=response_format,
+        reasoning=reasoning,
+        tool_format=tool_format,
+        chat_template=getattr(tokenizer, "chat_template", None),
+        vocab=vocab,
+    )
+    if constraint.grammar is None:
+        raise ValueError("nothing to constrain: give tools, reasoning or a response_format")
+    processor = LogitsProcessor(
+        constraint.grammar,
+        tokenizer,
+        vocab_size=vocab_size,
+        eos_ids=eos_ids,
+        reasoning_budget=constraint.budget,
+    )
+    return processor, constraint

@@ -1,5 +1,14 @@
 """Chat completions on llama-cpp-python: the model's own chat template, then a constrained
-:func:`~gbnf_sampler.llama.generate.generate`."""
+:func:`~gbnf_sampler.llama.generate.generate`.
+
+Tool calls and reasoning (``tools``, ``tool_choice``, ``parallel_tool_calls``, ``reasoning``)
+use the model's own tool-call format (``tool_format``, or the one detected from the GGUF's chat
+template: see :mod:`gbnf_sampler.structural.formats`): the output is free text until the
+format's marker, the calls follow their schemas, a think section stays free. The response is
+OpenAI's: ``message.tool_calls``, ``message.reasoning_content``, ``finish_reason="tool_calls"``,
+and the same fields as streaming deltas. The request-to-constraint and text-to-message steps are
+the pure functions of :mod:`gbnf_sampler.structural.openai`, shared with a server.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +18,39 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from ..grammar import Grammar
+from ..structural.openai import ChatConstraint, ChatStream, chat_constraint, finish_reason
+from .compiled import vocab_for
 from .generate import generate
 
 
-def _chat_prompt(llm: Any, messages: list[dict[str, Any]]) -> str:
-    """The prompt text for ``messages`` under the model's own chat template."""
+def chat_prompt(
+    llm: Any, template: str | None, messages: list[dict[str, Any]], **template_args: Any
+) -> str:
+    """The prompt text for ``messages`` under the chat template (the model's own)."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    template = llm.metadata.get("tokenizer.chat_template")
     if not template:
         lines = [f"{m['role']}: {m.get('content') or ''}" for m in messages]
         return "\n".join(lines) + "\nassistant: "
     eos = llm.detokenize([llm.token_eos()]).decode("utf-8", errors="replace")
     bos = llm.detokenize([llm.token_bos()]).decode("utf-8", errors="replace")
     formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-    return str(formatter(messages=cast(Any, messages)).prompt)
+    return str(formatter(messages=cast(Any, messages), **template_args).prompt)
+
+
+def _with_instructions(
+    messages: list[dict[str, Any]], template: str | None, constraint: ChatConstraint, tools: Any
+) -> list[dict[str, Any]]:
+    """Adds the format's tool instructions as a system message when the chat template does not
+    render tools itself (Gemma 3's, for one)."""
+    if constraint.format is None or not constraint.tools or (template and "tools" in template):
+        return messages
+    text = constraint.format.instructions(tools)
+    if messages and messages[0].get("role") == "system":
+        first = dict(messages[0])
+        first["content"] = f"{first.get('content') or ''}\n\n{text}".strip()
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": text}, *messages]
 
 
 def chat(
@@ -33,32 +60,56 @@ def chat(
     *,
     schema: Any = None,
     response_format: Any = None,
+    tools: Any = None,
+    tool_choice: Any = None,
+    parallel_tool_calls: bool | None = None,
+    reasoning: Any = False,
+    tool_format: Any = None,
+    chat_template: str | None = None,
     stream: bool = False,
     **options: Any,
 ) -> Any:
-    """A chat completion constrained by exactly one of ``grammar``, ``schema`` (JSON Schema or
-    Pydantic model) or ``response_format`` (OpenAI style), shaped like llama-cpp-python's
-    ``create_chat_completion`` result (or its streaming chunks)."""
-    given = [x for x in (grammar, schema, response_format) if x is not None]
-    if len(given) != 1:
-        raise ValueError("pass exactly one of grammar=, schema= or response_format=")
-    if grammar is not None:
-        constraint = Grammar.coerce(grammar)
-    elif schema is not None:
-        constraint = Grammar.from_json_schema(schema)
-    else:
-        constraint = Grammar.from_response_format(response_format)
-    prompt = _chat_prompt(llm, messages)
-    result = generate(llm, prompt, constraint, stream=stream, **options)
+    """A chat completion shaped like llama-cpp-python's ``create_chat_completion`` result (or
+    its streaming chunks), constrained by one of ``grammar``, ``schema`` (JSON Schema or
+    Pydantic model) or ``response_format`` (OpenAI style), and/or by ``tools`` (OpenAI tool
+    list; ``tool_choice`` auto/required/none/named, ``parallel_tool_calls``) and ``reasoning``
+    (False, True, "auto", or ``{"budget": N}``) in the model's tool-call format.
+    ``chat_template``: a Jinja chat template to use instead of the GGUF's own."""
+    template = chat_template or llm.metadata.get("tokenizer.chat_template")
+    request = {
+        "grammar": grammar,
+        "schema": schema,
+        "response_format": response_format,
+        "tools": tools,
+        "tool_choice": tool_choice,
+        "parallel_tool_calls": parallel_tool_calls,
+        "reasoning": reasoning,
+        "tool_format": tool_format,
+    }
+    constraint = _constraint(llm, template, request)
+    prompt = _prompt(llm, template, messages, constraint, request)
+    result = generate(
+        llm,
+        prompt,
+        constraint.grammar,
+        stream=stream,
+        special=True,
+        reasoning_budget=constraint.budget,
+        **options,
+    )
     meta = {
         "id": f"chatcmpl-{uuid.uuid4()}",
         "created": int(time.time()),
         "model": str(getattr(llm, "model_path", "")),
     }
     if stream:
-        return _chat_chunks(meta, result)
+        return _chat_chunks(meta, result, constraint.stream())
+    return _response(meta, result, constraint)
+
+
+def _response(meta: dict[str, Any], result: Any, constraint: ChatConstraint) -> dict[str, Any]:
     choice = result["choices"][0]
-    message = {"role": "assistant", "content": choice["text"]}
+    message = constraint.message(choice["text"])
     return {
         **meta,
         "object": "chat.completion",
@@ -68,35 +119,85 @@ def chat(
                 "index": 0,
                 "message": message,
                 "logprobs": None,
-                "finish_reason": choice["finish_reason"],
+                "finish_reason": finish_reason(message, choice["finish_reason"]),
             }
         ],
     }
 
 
-def _chat_chunks(meta: dict[str, Any], chunks: Iterator[dict[str, Any]]) -> Iterator[Any]:
-    first = True
+def _prompt(
+    llm: Any,
+    template: str | None,
+    messages: list[dict[str, Any]],
+    constraint: ChatConstraint,
+    request: dict[str, Any],
+) -> str:
+    tools = request["tools"] if request["tools"] and request["tool_choice"] != "none" else None
+    return chat_prompt(
+        llm,
+        template,
+        _with_instructions(messages, template, constraint, tools),
+        tools=tools,
+        tool_choice=request["tool_choice"],
+        enable_thinking=request["reasoning"] not in (False, None),
+    )
+
+
+def _constraint(llm: Any, template: str | None, request: dict[str, Any]) -> ChatConstraint:
+    grammar, schema = request["grammar"], request["schema"]
+    given = [x for x in (grammar, schema, request["response_format"]) if x is not None]
+    if len(given) > 1:
+        raise ValueError("pass at most one of grammar=, schema= or response_format=")
+    structured = bool(request["tools"]) or request["reasoning"] not in (False, None)
+    if grammar is not None or schema is not None:
+        if structured:
+            raise ValueError(
+                "grammar= and schema= do not combine with tools= or reasoning=; use "
+                "response_format= (with tool_choice='none' when tools are given)"
+            )
+        g = Grammar.coerce(grammar) if grammar is not None else Grammar.from_json_schema(schema)
+        return ChatConstraint(g, None)
+    if not given and not structured:
+        raise ValueError("pass one of grammar=, schema=, response_format=, tools= or reasoning=")
+    return chat_constraint(
+        tools=request["tools"],
+        tool_choice=request["tool_choice"],
+        parallel_tool_calls=request["parallel_tool_calls"],
+        response_format=request["response_format"],
+        reasoning=request["reasoning"],
+        tool_format=request["tool_format"],
+        chat_template=template,
+        vocab=vocab_for(llm),
+    )
+
+
+def _chunk(meta: dict[str, Any], delta: dict[str, Any], reason: str | None) -> dict[str, Any]:
+    return {
+        **meta,
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}],
+    }
+
+
+def _chat_chunks(
+    meta: dict[str, Any], chunks: Iterator[dict[str, Any]], parser: ChatStream
+) -> Iterator[Any]:
+    yield _chunk(meta, {"role": "assistant"}, None)
+    last: dict[str, Any] = {}
     for chunk in chunks:
         choice = chunk["choices"][0]
-        delta: dict[str, Any] = {"role": "assistant"} if first else {}
-        if choice["text"]:
-            delta["content"] = choice["text"]
-        first = False
-        out = {
-            **meta,
-            "object": "chat.completion.chunk",
-            "choices": [
-                {
-                    "index": 0,
-                    "delta": delta,
-                    "logprobs": None,
-                    "finish_reason": choice["finish_reason"],
-                }
-            ],
-        }
-        if "usage" in chunk:
-            out["usage"] = chunk["usage"]
-        yield out
+        if choice["finish_reason"] is not None:
+            last = chunk
+            continue
+        for delta in parser.feed(choice["text"]):
+            yield _chunk(meta, delta, None)
+    for delta in parser.finish():
+        yield _chunk(meta, delta, None)
+    stop = last["choices"][0]["finish_reason"] if last else "stop"
+    out = _chunk(meta, {}, finish_reason(parser.message(), stop))
+    if "usage" in last:
+        out["usage"] = last["usage"]
+    yield out
 
 
-__all__ = ["chat"]
+__all__ = ["chat", "chat_prompt"]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import GbnfSamplerError
+from ..structural.budget import BudgetTracker
+from ..structural.formats.base import ReasoningBudget
 from .compiled import matcher_for
 from .native_sampler import GrammarSampler
 
@@ -92,6 +94,24 @@ def _jump_forward(
     return committed
 
 
+def _force_text(
+    llm: Any, sampler: Any, chain: Any, text: bytes, progress: _Progress, budget: int
+) -> list[int]:
+    """Accepts the tokens of ``text`` when the grammar takes all of them (and they fit in the
+    token budget); returns them (to be evaluated), or [] to sample one more token instead."""
+    import llama_cpp
+
+    tokens = [int(t) for t in llm.tokenize(text, add_bos=False, special=True)]
+    if not tokens or len(tokens) > budget:
+        return []
+    if sampler is not None and sampler.acceptable_prefix(tokens) < len(tokens):
+        return []
+    for token in tokens:
+        llama_cpp.llama_sampler_accept(chain, token)
+    progress.forced += len(tokens)
+    return tokens
+
+
 def _stream_tokens(
     llm: Any, prompt_tokens: list[int], grammar: Any, options: dict[str, Any], progress: _Progress
 ) -> Iterator[bytes]:
@@ -100,23 +120,35 @@ def _stream_tokens(
 
     sampler = GrammarSampler(matcher_for(llm, grammar)) if grammar is not None else None
     chain = _sampler_chain(sampler, options, int(llm.n_vocab()), int(llm.token_eos()))
+    budget: ReasoningBudget | None = options["reasoning_budget"]
+    tracker = BudgetTracker(budget) if budget is not None else None
+    special = bool(options["special"])
     try:
         _evaluate_prompt(llm, prompt_tokens)
         vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
         while len(progress.tokens) < options["max_tokens"]:
-            token = int(llama_cpp.llama_sampler_sample(chain, llm._ctx.ctx, -1))
-            if sampler is not None and sampler.error:
-                raise GenerationError(sampler.error)
-            if llama_cpp.llama_vocab_is_eog(vocab, token):
-                progress.finish_reason = "stop"
-                break
-            new = [token]
-            if sampler is not None and options["jump_forward"]:
-                budget = options["max_tokens"] - len(progress.tokens) - 1
-                new += _jump_forward(llm, sampler, chain, progress, budget)
+            left = options["max_tokens"] - len(progress.tokens)
+            new: list[int] = []
+            if tracker is not None and tracker.due:
+                new = _force_text(llm, sampler, chain, tracker.end_text, progress, left)
+                if new:
+                    tracker.forced()
+            if not new:
+                token = int(llama_cpp.llama_sampler_sample(chain, llm._ctx.ctx, -1))
+                if sampler is not None and sampler.error:
+                    raise GenerationError(sampler.error)
+                if llama_cpp.llama_vocab_is_eog(vocab, token):
+                    progress.finish_reason = "stop"
+                    break
+                new = [token]
+                if sampler is not None and options["jump_forward"]:
+                    new += _jump_forward(llm, sampler, chain, progress, left - 1)
             llm.eval(new)  # the sampled token and any forced ones, in one batch
             progress.tokens += new
-            yield llm.detokenize(new)
+            if tracker is not None:
+                for token in new:
+                    tracker.on_token(llm.detokenize([token], special=True))
+            yield llm.detokenize(new, special=special)
     finally:
         llama_cpp.llama_sampler_free(chain)  # frees the grammar sampler too
 
@@ -182,11 +214,16 @@ def generate(
     seed: int = 0,
     stream: bool = False,
     jump_forward: bool = True,
+    special: bool = False,
+    reasoning_budget: ReasoningBudget | None = None,
 ) -> Any:
     """A completion constrained by ``grammar``, shaped like llama-cpp-python's
     ``create_completion`` result (or an iterator of its streaming chunks). ``usage`` also
-    reports ``forced_tokens``: tokens placed by jump-forward rather than sampled.
-    ``grammar=None`` generates unconstrained with EOS banned (a fixed-length baseline)."""
+    reports ``forced_tokens``: tokens placed by jump-forward (or a reasoning budget) rather
+    than sampled. ``grammar=None`` generates unconstrained with EOS banned (a fixed-length
+    baseline). ``special``: write special tokens as their text (tool-call markers such as
+    ``<|python_tag|>``). ``reasoning_budget``: force its closing text once that many tokens
+    were generated inside the think section (see :mod:`gbnf_sampler.structural.budget`)."""
     if max_tokens < 1:
         raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
     options = {
@@ -197,6 +234,8 @@ def generate(
         "min_p": min_p,
         "seed": seed,
         "jump_forward": jump_forward,
+        "special": special,
+        "reasoning_budget": reasoning_budget,
     }
     prompt_tokens = _prompt_tokens(llm, prompt)
     progress = _Progress()

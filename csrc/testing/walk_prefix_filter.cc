@@ -1,11 +1,9 @@
-// WalkPrefixFilter: a reference client of TrieWalk, used by the tests to check the walk contract.
+#include "testing/walk_prefix_filter.h"
+
 #include <algorithm>
 #include <stdexcept>
-#include <string>
 
-#include "gbnf_sampler/vocab.h"
-
-namespace gbnf {
+namespace gbnf::detail {
 namespace {
 
 // True when some text in the sorted list `texts` starts with `prefix`.
@@ -57,4 +55,4 @@ std::vector<TokenId> WalkPrefixFilter(const TokenTrie& trie, const std::vector<s
   return accepted;
 }
 
-}  // namespace gbnf
+}  // namespace gbnf::detail

@@ -1,4 +1,4 @@
-#include "matcher/parser.h"
+#include "matcher/recognizer.h"
 
 #include <string>
 
@@ -16,12 +16,12 @@ constexpr uint32_t kMaxInheritedConts = 4;
 
 }  // namespace
 
-Parser::Parser(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size)
+Recognizer::Recognizer(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size)
     : automaton_(std::move(automaton)), max_state_size_(max_state_size) {
   Reset();
 }
 
-void Parser::Reset() {
+void Recognizer::Reset() {
   gss_.Clear();
   BeginStep();
   uint32_t root = gss_.NewNode(automaton_->root(), step_);
@@ -32,7 +32,7 @@ void Parser::Reset() {
   complete_ = next_complete_;
 }
 
-void Parser::ResetIsolated(StateId state) {
+void Recognizer::ResetIsolated(StateId state) {
   gss_.Clear();
   BeginStep();
   uint32_t node = gss_.NewNode(0, step_);
@@ -43,7 +43,7 @@ void Parser::ResetIsolated(StateId state) {
   complete_ = next_complete_;
 }
 
-void Parser::MergeState(const std::vector<Item>& items, bool complete) {
+void Recognizer::MergeState(const std::vector<Item>& items, bool complete) {
   for (const Item& it : items) {
     bool present = false;
     for (const Item& own : items_) present = present || (own.state == it.state && own.node == it.node);
@@ -52,12 +52,12 @@ void Parser::MergeState(const std::vector<Item>& items, bool complete) {
   complete_ = complete_ || complete;
 }
 
-void Parser::SetState(const std::vector<Item>& items, bool complete) {
+void Recognizer::SetState(const std::vector<Item>& items, bool complete) {
   items_.assign(items.begin(), items.end());
   complete_ = complete;
 }
 
-void Parser::BeginStep() {
+void Recognizer::BeginStep() {
   ++step_;
   work_ = 0;
   next_complete_ = false;
@@ -65,7 +65,7 @@ void Parser::BeginStep() {
   scratch_.dedup.Clear();
 }
 
-bool Parser::FinishStep() {
+bool Recognizer::FinishStep() {
   if (scratch_.next.empty()) return false;
   Closure();
   items_.swap(scratch_.next);
@@ -73,7 +73,7 @@ bool Parser::FinishStep() {
   return true;
 }
 
-bool Parser::AdvanceByte(uint8_t byte) {
+bool Recognizer::AdvanceByte(uint8_t byte) {
   BeginStep();
   for (const Item& it : items_) {
     for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
@@ -84,7 +84,7 @@ bool Parser::AdvanceByte(uint8_t byte) {
   return FinishStep();
 }
 
-bool Parser::AdvanceToken(uint32_t token_id) {
+bool Recognizer::AdvanceToken(uint32_t token_id) {
   BeginStep();
   const Grammar& g = automaton_->grammar();
   for (const Item& it : items_) {
@@ -100,7 +100,7 @@ bool Parser::AdvanceToken(uint32_t token_id) {
 
 // Predicts and completes until the new item set is closed. Items appended while iterating are
 // visited too.
-void Parser::Closure() {
+void Recognizer::Closure() {
   for (size_t i = 0; i < scratch_.next.size(); ++i) {
     Item it = scratch_.next[i];
     for (const CallEdge& c : automaton_->CallEdges(it.state)) Predict(c.rule, c.target, it.node);
@@ -108,23 +108,23 @@ void Parser::Closure() {
   }
 }
 
-inline void Parser::CountWork() {
+inline void Recognizer::CountWork() {
   if (++work_ > max_state_size_) ThrowStateLimit(max_state_size_);
 }
 
-inline void Parser::Add(StateId state, uint32_t node) {
+inline void Recognizer::Add(StateId state, uint32_t node) {
   if (!scratch_.dedup.NewItem(scratch_.next, state, node)) return;
   CountWork();
   scratch_.next.push_back({state, node});
 }
 
-inline void Parser::AddCont(uint32_t node, StateId state, uint32_t caller) {
+inline void Recognizer::AddCont(uint32_t node, StateId state, uint32_t caller) {
   if (!scratch_.dedup.NewCont(gss_, node, state, caller)) return;
   CountWork();
   gss_.AddCont(node, state, caller);
 }
 
-uint32_t Parser::PredictedNode(RuleId rule) {
+uint32_t Recognizer::PredictedNode(RuleId rule) {
   uint32_t node = scratch_.dedup.FindPrediction(rule);
   if (node != kNil) return node;
   node = gss_.NewNode(rule, step_);
@@ -133,7 +133,7 @@ uint32_t Parser::PredictedNode(RuleId rule) {
   return node;
 }
 
-void Parser::Predict(RuleId rule, StateId target, uint32_t caller) {
+void Recognizer::Predict(RuleId rule, StateId target, uint32_t caller) {
   uint32_t node = PredictedNode(rule);
   const GssNode& c = gss_.node(caller);
   if (automaton_->IsPureFinal(target) && c.step != step_ &&
@@ -153,7 +153,7 @@ void Parser::Predict(RuleId rule, StateId target, uint32_t caller) {
   if (automaton_->RuleNullable(rule)) Add(target, caller);
 }
 
-void Parser::Complete(uint32_t node) {
+void Recognizer::Complete(uint32_t node) {
   GssNode& n = gss_.node(node);
   if (n.completed_step == step_) return;
   n.completed_step = step_;
@@ -167,7 +167,7 @@ void Parser::Complete(uint32_t node) {
   }
 }
 
-int Parser::SingleNextByte() const {
+int Recognizer::SingleNextByte() const {
   int value = -1;
   for (const Item& it : items_) {
     for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
@@ -178,7 +178,7 @@ int Parser::SingleNextByte() const {
   return value;
 }
 
-bool Parser::HasTokenEdges() const {
+bool Recognizer::HasTokenEdges() const {
   for (const Item& it : items_) {
     if (!automaton_->TokenEdges(it.state).empty()) return true;
   }

@@ -14,9 +14,9 @@
 
 namespace gbnf::detail {
 
-class Parser {
+class Recognizer {
  public:
-  Parser(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size);
+  Recognizer(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size);
 
   void Reset();
   // Mask-cache hook: a fresh state holding just `state` inside one rule invocation that has no
