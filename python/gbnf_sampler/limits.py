@@ -217,6 +217,12 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.MAX_UNIQUE_STATES` (`SchemaError` when strict)",
     ),
     Limit(
+        "integer range enumerated as the item values of `uniqueItems`",
+        MAX_UNIQUE_DOMAIN,
+        "values",
+        "`gs.limits.MAX_UNIQUE_DOMAIN` (beyond it `uniqueItems` is reported)",
+    ),
+    Limit(
         'subset rules of one object in `property_order="any"` (2^12: twelve properties)',
         MAX_ANY_ORDER_STATES,
         "",
