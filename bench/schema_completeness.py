@@ -10,8 +10,10 @@ with references to other documents are left out: it would fetch them), must be a
 grammar (integral floats written as integers, patterns matched where Python's ``re`` and
 ECMA-262 agree: see ``tests/schema_corpus.py``). With ``--property-order schema`` a document
 that the ``"any"`` grammar accepts but the ``"schema"`` grammar refuses differs from the
-schema's order only, and is counted apart ("order"). Exits 1 when a valid document is
-rejected for another reason.
+schema's order only, and is counted apart ("order"). A (sub)schema the converter calls
+unsatisfiable must have no valid example and no valid generated document (counted as "valid
+documents of schemas called unsatisfiable"). Exits 1 when a valid document is rejected for
+another reason or belongs to a schema called unsatisfiable.
 """
 
 from __future__ import annotations
@@ -47,10 +49,14 @@ class Tally:
         self.order_only = 0
         self.undetermined = 0
         self.rejected: list[str] = []
+        self.false_empty: list[str] = []
 
     def check(self, kind: str, label: str, value: Any, compile_for: Any) -> None:
         grammar = compile_for(self.order)
         if grammar is None:
+            if compile_for.claims_empty(self.order):
+                text = json.dumps(value)[:160]
+                self.false_empty.append(f"{label} (called unsatisfiable): {text}")
             return
         self.checked[kind] += 1
         if corpus_lib.accepts(grammar, value):
@@ -82,6 +88,13 @@ def run_schema(
                     cache[(pointer, order)] = compile_exact(sub, docs, order)
             return cache[(pointer, order)]
 
+        def claims_empty(order: str) -> bool:
+            if pointer is None:
+                return corpus_lib.claims_empty(schema, documents, order)
+            sub = corpus_lib.subschema(schema, pointer)
+            return corpus_lib.claims_empty(sub, corpus_lib.documents_for(schema, documents), order)
+
+        compile_for.claims_empty = claims_empty  # type: ignore[attr-defined]
         return compile_for
 
     reg = corpus_lib.registry(corpus_lib.documents_for(schema, documents))
@@ -90,7 +103,10 @@ def run_schema(
         value = corpus_lib.normalized(value)
         if corpus_lib.is_valid_where_readings_agree(sub, value, reg, draft_of=schema):
             tally.check("example", f"{name} {pointer or '/'}", value, grammar_for(pointer))
-    if args.generated and grammar_for(None)(args.property_order) is not None:
+    whole = grammar_for(None)
+    if args.generated and (
+        whole(args.property_order) is not None or whole.claims_empty(args.property_order)
+    ):
         for doc in corpus_lib.generated_documents(schema, args.generated) or []:
             doc = corpus_lib.normalized(doc)
             if corpus_lib.is_valid_where_readings_agree(schema, doc, reg):
@@ -123,7 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     for line in tally.rejected[:30]:
         print("   ", line)
-    return 1 if tally.rejected else 0
+    print(f"valid documents of schemas called unsatisfiable: {len(tally.false_empty)}")
+    for line in tally.false_empty[:30]:
+        print("   ", line)
+    return 1 if tally.rejected or tally.false_empty else 0
 
 
 if __name__ == "__main__":

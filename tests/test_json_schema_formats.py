@@ -289,10 +289,17 @@ def test_context_free_format_with_other_constraints() -> None:
     text = schema_to_gbnf({"type": "string", "format": "hostname", "maxLength": 10})
     assert accepts_text(text, "a.b.c.d") and not accepts_text(text, "a.b.c.d.e")
     assert not accepts_text(text, "abcdef.ghij")
-    schema = {"type": "string", "format": "regex", "maxLength": 10}
+    # Regex syntax meets a short length bound through its regular part, exactly.
+    text = schema_to_gbnf({"type": "string", "format": "regex", "maxLength": 10})
+    for value in ("a*", "[a-z]{2}", "abcdefghij", "(?:x|y)+"):
+        assert accepts_text(text, value), value
+    for value in ("*", "(a", "abcdefghijk", "a{2,1}"):
+        assert not accepts_text(text, value), value
+    # A longer bound needs more than MAX_DFA_STATES states: reported, never silently dropped.
+    schema = {"type": "string", "format": "regex", "maxLength": 40}
     with pytest.raises(gs.SchemaError) as err:
         schema_to_gbnf(schema)
-    assert err.value.path == "/format"
+    assert err.value.path == "/maxLength"
     with pytest.warns(SchemaWarning):
         text = schema_to_gbnf(schema, strict=False)
     assert gs.Grammar.from_gbnf(text)
