@@ -36,6 +36,14 @@ TABLE = [
     ("(?<=ab|c)d", ["abd", "cd"], ["bd", "ad"]),
     ("(?<!ab)c", ["c", "bc", "abcc"], ["abc"]),
     ("a(?<=[a-z]{2})", ["ba"], ["a", "1a"]),
+    # Long counters next to the search's ".*" (SchemaStore's .yarnrc.yml URL pattern took
+    # minutes when the counter was determinized at every start position).
+    (
+        "[-a-z0-9@:%._~#=]{1,256}\\.[a-z0-9()]{1,6}\\b([-a-z0-9()@:%_.~#?&/=]*)",
+        ["x.com", "see a.io/x", "a.b.c"],
+        ["x.comm1234", "x.", "nodot", ".com"],
+    ),
+    ("x{3,40}\\b", ["xxx", "axxxx "], ["xx", "xx xx"]),
 ]
 
 

@@ -74,6 +74,29 @@ def _has(node: Node, test: Callable[[Node], bool]) -> bool:
     return False
 
 
+def _plain(node: Node) -> bool:
+    return not _has(node, lambda n: isinstance(n, (tree.Anchor, tree.Look)))
+
+
+def trim_search_ends(node: Node) -> Node:
+    """The same search language with less counting at the ends: next to the ``.*`` of a search,
+    ``x{m,n}`` is ``x{m}`` (``.*x{m,n}`` = ``.*x{m}``) and ``x{0,n}`` is nothing, for items
+    without assertions. ``[a-z]{1,256}\\.[a-z]+\\b`` would otherwise count to 256 in the
+    deterministic automaton of every start position."""
+    items = list(node.items) if isinstance(node, tree.Seq) else [node]
+    for end in (0, -1):
+        while items:
+            rep = items[end]
+            if not isinstance(rep, tree.Rep) or not _plain(rep):
+                break
+            if rep.min > 0:
+                if rep.max != rep.min:
+                    items[end] = tree.Rep(rep.item, rep.min, rep.min)
+                break
+            items.pop(end)
+    return tree.seq(*items) if items else tree.EMPTY
+
+
 def _without_behind(node: Node) -> Node:
     if isinstance(node, tree.Look) and node.behind:
         return tree.EMPTY
@@ -92,7 +115,7 @@ class _Markers:
         self.behind: list[tree.Look] = []
 
     def compile(self, parsed: Node, search: bool) -> automata.Dfa:
-        marked = self.mark(parsed)
+        marked = self.mark(trim_search_ends(parsed) if search else parsed)
         if search:
             marked = tree.seq(_ANY, marked, _ANY)
         dfa = automata.from_regex(marked)

@@ -35,7 +35,8 @@ checked exactly in decimal: ``jsonschema``'s float division disagrees on values 
 others (``overlap``); when neither works it is a SchemaError (strict) or compiled as
 ``anyOf`` with a warning. ``not``, ``if``/``then``/``else`` and dependencies are exact where the
 schema they negate can be negated (``logic``). ``uniqueItems`` is exact when the items
-are a small finite set (enum, const, boolean, null: ``unique``). Not expressible
+are a small finite set (enum, const, boolean, null, integers within bounds of at most
+:data:`~gbnf_sampler.limits.MAX_UNIQUE_DOMAIN` values: ``unique``). Not expressible
 (SchemaError when strict): ``contains``, ``uniqueItems`` on other items, unevaluatedItems,
 $dynamicRef/$recursiveRef, negations of other schemas, ``$ref`` to documents not given in
 ``documents``.
