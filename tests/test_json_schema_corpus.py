@@ -50,7 +50,9 @@ def _names() -> list[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _grammar(name: str, order: str, pointer: str | None = None) -> gs.Grammar | None:
+def _outcome(name: str, order: str, pointer: str | None = None) -> gs.Grammar | bool:
+    """The exact grammar of a schema (or of its subschema at ``pointer``), else whether the
+    converter called it unsatisfiable."""
     schemas, documents = corpus()
     schema = schemas[name]
     if pointer is not None:
@@ -60,19 +62,20 @@ def _grammar(name: str, order: str, pointer: str | None = None) -> gs.Grammar | 
         with warnings.catch_warnings():
             warnings.simplefilter("error", SchemaWarning)
             text = schema_to_gbnf(schema, documents=documents, property_order=order)
-    except (gs.SchemaError, SchemaWarning, RecursionError):
-        return None
+    except gs.SchemaError as err:
+        return err.message == corpus_lib.EMPTY
+    except (SchemaWarning, RecursionError):
+        return False
     return gs.Grammar.from_gbnf(text)
 
 
-@functools.lru_cache(maxsize=256)
+def _grammar(name: str, order: str, pointer: str | None = None) -> gs.Grammar | None:
+    outcome = _outcome(name, order, pointer)
+    return outcome if isinstance(outcome, gs.Grammar) else None
+
+
 def _claims_empty(name: str, order: str, pointer: str | None = None) -> bool:
-    schemas, documents = corpus()
-    schema = schemas[name]
-    if pointer is not None:
-        documents = corpus_lib.documents_for(schema, documents)
-        schema = corpus_lib.subschema(schema, pointer)
-    return corpus_lib.claims_empty(schema, documents, order)
+    return _outcome(name, order, pointer) is True
 
 
 def _rejected(name: str, order: str, value: Any, pointer: str | None = None) -> bool:
