@@ -27,7 +27,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("compiled",),
     ("matcher",),
     ("structural",),
-    ("llama", "hf", "sglang", "vllm"),
+    ("llama", "hf", "engines", "sglang", "vllm", "vllm_processor"),
     ("serve",),
     ("cli", "doctor"),
     ("__init__", "__main__"),

@@ -34,10 +34,10 @@ def llm() -> Any:
 
 
 def _prompt(llm: Any, fmt: gs.tool_formats.ToolFormat) -> str:
-    from gbnf_sampler.llama.chat import _chat_prompt
+    from gbnf_sampler.llama.chat import chat_prompt
 
     system = {"role": "system", "content": fmt.instructions(TOOLS)}
-    return _chat_prompt(llm, GEMMA_TEMPLATE, [system, *QUESTION])
+    return chat_prompt(llm, GEMMA_TEMPLATE, [system, *QUESTION])
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 #include "bindings/arrays.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace py = pybind11;
 
@@ -182,12 +183,58 @@ void RequireToken(int64_t token_id, int64_t limit, const char* fn) {
   }
 }
 
+// DLPack device types (dlpack.h, DLDeviceType) whose memory numpy can read: CPU, CUDA host
+// (pinned), ROCm host and CUDA managed memory.
+bool IsHostDlpackDevice(int64_t device_type) {
+  return device_type == 1 || device_type == 3 || device_type == 11 || device_type == 13;
+}
+
+std::string DeviceText(const py::object& obj, const std::pair<int64_t, int64_t>& device) {
+  if (py::hasattr(obj, "device")) return Str(obj.attr("device"));
+  return "DLPack device (" + std::to_string(device.first) + ", " +
+         std::to_string(device.second) + ")";
+}
+
+py::array FromDlpack(const py::object& obj, const char* name, const char* fn) {
+  if (py::hasattr(obj, "__dlpack_device__")) {
+    const auto device = obj.attr("__dlpack_device__")().cast<std::pair<int64_t, int64_t>>();
+    if (!IsHostDlpackDevice(device.first)) {
+      throw py::value_error(std::string(fn) + ": " + name + " must be in CPU memory, got one on " +
+                            DeviceText(obj, device) + "; use a CPU " + name + " (then copy "
+                            "it to the device: tensor.to(device, non_blocking=True))");
+    }
+  }
+  try {
+    return py::module_::import("numpy").attr("from_dlpack")(obj);
+  } catch (py::error_already_set& e) {
+    const std::string hint = std::string(name) == "logits"
+                                 ? " (torch logits of any dtype or device: "
+                                   "gbnf_sampler.torch.apply_bitmask)"
+                                 : "";
+    throw py::type_error(std::string(fn) + ": numpy cannot view the " + name + " (" +
+                         Str(py::type::handle_of(obj).attr("__name__")) +
+                         ") through DLPack: " + e.what() + hint);
+  }
+}
+
+// A numpy view of `obj` sharing its memory (see BitmaskArray).
+py::array HostArray(const py::object& obj, const char* name, const char* fn) {
+  if (py::isinstance<py::array>(obj)) return py::reinterpret_borrow<py::array>(obj);
+  if (py::hasattr(obj, "__dlpack__")) return FromDlpack(obj, name, fn);
+  if (PyObject_CheckBuffer(obj.ptr()) != 0) {
+    return py::module_::import("numpy").attr("asarray")(obj);
+  }
+  throw py::type_error(std::string(fn) + ": " + name + " must be an array (a numpy.ndarray, a " +
+                       "CPU torch tensor, or any array with __dlpack__ or the buffer protocol), " +
+                       "got " + Str(py::type::handle_of(obj).attr("__name__")));
+}
+
 }  // namespace
 
 void ApplyBitmaskNumpy(const py::object& logits_obj, const py::object& bitmask_obj,
                        const py::object& indices, const py::object& vocab_size) {
-  py::array logits = RequireArray(logits_obj, "logits");
-  const py::array bitmask = RequireArray(bitmask_obj, "bitmask");
+  py::array logits = HostArray(logits_obj, "logits", "apply_bitmask");
+  const py::array bitmask = HostArray(bitmask_obj, "bitmask", "apply_bitmask");
   const LogitsView lv = ToLogitsView(logits);
   const BitmaskView bv = ToBitmaskView(bitmask);
   if (lv.rows != bv.rows) {
@@ -256,6 +303,10 @@ int64_t BitmaskRowCountAllowed(const py::object& row, int64_t vocab_size) {
   return CountAllowed(static_cast<const int32_t*>(a.data()), vocab_size);
 }
 
+py::array BitmaskArray(const py::object& bitmask, const char* fn) {
+  return HostArray(bitmask, "bitmask", fn);
+}
+
 MaskRows MaskRowAt(py::array& bitmask, int64_t index) {
   if (!py::isinstance<py::array_t<int32_t>>(bitmask) || bitmask.itemsize() != 4) {
     throw py::type_error("bitmask must be an int32 array, got dtype " +
@@ -289,6 +340,29 @@ MaskRows MaskRowsFor(py::array& bitmask, size_t count) {
   if (bitmask.strides(0) % 4 != 0) throw py::value_error("bitmask rows must be word-aligned");
   rows.stride = static_cast<size_t>(bitmask.strides(0) / 4);
   return rows;
+}
+
+std::vector<uint32_t*> MaskRowPointers(py::array& bitmask, const std::vector<int64_t>& rows) {
+  if (bitmask.ndim() != 2) throw py::value_error("fill_masks needs a 2-D bitmask");
+  const int64_t num_rows = bitmask.shape(0);
+  std::vector<bool> taken(static_cast<size_t>(num_rows), false);
+  std::vector<uint32_t*> out;
+  out.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t row = rows[i];
+    if (row < 0 || row >= num_rows) {
+      throw py::value_error("fill_masks: rows[" + std::to_string(i) + "] = " +
+                            std::to_string(row) + " is outside the bitmask's " +
+                            std::to_string(num_rows) + " rows");
+    }
+    if (taken[static_cast<size_t>(row)]) {
+      throw py::value_error("fill_masks: row " + std::to_string(row) +
+                            " is given twice (one row per matcher)");
+    }
+    taken[static_cast<size_t>(row)] = true;
+    out.push_back(MaskRowAt(bitmask, row).words);
+  }
+  return out;
 }
 
 py::array_t<int32_t> ToInt32Array(const std::vector<TokenId>& ids) {

@@ -1,9 +1,17 @@
 // Python bindings of the compiled grammar and the token-level matcher. Ergonomics (argument
 // checks, defaults, the compile cache) live in python/gbnf_sampler/compiled.py and matcher.py;
 // bitmask checks in arrays.cc.
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -15,6 +23,7 @@
 #include "gbnf_sampler/batch.h"
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
+#include "mask/thread_pool.h"
 
 namespace py = pybind11;
 
@@ -32,7 +41,8 @@ std::shared_ptr<CompiledGrammar> Compile(std::shared_ptr<Automaton> automaton,
       CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits));
 }
 
-void FillMask(PyTokenMatcher& m, py::array& bitmask, int64_t index, bool reference) {
+void FillMask(PyTokenMatcher& m, const py::object& bitmask_obj, int64_t index, bool reference) {
+  py::array bitmask = BitmaskArray(bitmask_obj, "fill_mask");
   const MaskRows row = MaskRowAt(bitmask, index);
   Run(m, kReleaseGilWork, [&](TokenMatcher& self) {
     if (reference) {
@@ -48,11 +58,49 @@ bool AcceptToken(PyTokenMatcher& m, TokenId token_id) {
   return Run(m, length, [token_id](TokenMatcher& self) { return self.AcceptToken(token_id); });
 }
 
-void FillMasksBatch(const std::vector<PyTokenMatcher*>& matchers, py::array& bitmask) {
-  const MaskRows rows = MaskRowsFor(bitmask, matchers.size());
+// Cores this process may run on (its CPU affinity; the shared pool is sized by the machine).
+size_t UsableCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<size_t>(CPU_COUNT(&set));
+#endif
+  return std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
+// matchers[i] fills targets[i] on the shared pool; in the calling thread when there is one
+// matcher or one usable core (a hand-off to a worker on the same core only adds switches).
+void FillRows(const std::vector<TokenMatcher*>& matchers, const std::vector<uint32_t*>& targets,
+              size_t num_words) {
+  if (matchers.size() <= 1 || UsableCores() <= 1) {
+    for (size_t i = 0; i < matchers.size(); ++i) matchers[i]->FillMask(targets[i], num_words);
+    return;
+  }
+  detail::ThreadPool::Shared().ParallelFor(
+      matchers.size(), [&](size_t i) { matchers[i]->FillMask(targets[i], num_words); });
+}
+
+// rows: None fills row i for matchers[i]; else row rows[i] (the rows an engine's batch uses).
+void FillMasksBatch(const std::vector<PyTokenMatcher*>& matchers, const py::object& bitmask_obj,
+                    const std::optional<std::vector<int64_t>>& rows) {
+  py::array bitmask = BitmaskArray(bitmask_obj, "fill_masks");
+  std::vector<uint32_t*> targets;
+  if (rows.has_value()) {
+    if (rows->size() != matchers.size()) {
+      throw py::value_error("fill_masks: " + std::to_string(matchers.size()) +
+                            " matchers but " + std::to_string(rows->size()) + " rows");
+    }
+    targets = MaskRowPointers(bitmask, *rows);
+  } else {
+    const MaskRows mask_rows = MaskRowsFor(bitmask, matchers.size());
+    for (size_t i = 0; i < matchers.size(); ++i) {
+      targets.push_back(mask_rows.words + i * mask_rows.stride);
+    }
+  }
+  if (targets.empty()) return;
+  const size_t num_words = static_cast<size_t>(bitmask.shape(bitmask.ndim() - 1));
   ExclusiveBatch<TokenMatcher> batch(matchers);
   py::gil_scoped_release release;
-  FillMasks(batch.values(), rows.words, rows.stride, rows.num_words);
+  FillRows(batch.values(), targets, num_words);
 }
 
 std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers,
@@ -69,7 +117,13 @@ std::vector<bool> AcceptTokensBatch(const std::vector<PyTokenMatcher*>& matchers
 }  // namespace
 
 void BindMask(py::module_& m) {
-  m.def("fill_masks", &FillMasksBatch, py::arg("matchers"), py::arg("bitmask"));
+  m.def("fill_masks", &FillMasksBatch, py::arg("matchers"), py::arg("bitmask"),
+        py::arg("rows") = py::none());
+  m.def("bitmask_array",
+        [](const py::object& bitmask, const std::string& fn) {
+          return BitmaskArray(bitmask, fn.c_str());
+        },
+        py::arg("bitmask"), py::arg("fn") = "bitmask");
   m.def("accept_tokens", &AcceptTokensBatch, py::arg("matchers"), py::arg("token_ids"));
   py::class_<CompiledGrammar, std::shared_ptr<CompiledGrammar>>(m, "CompiledGrammar")
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
@@ -126,12 +180,12 @@ void BindMask(py::module_& m) {
                  Run(self, kReleaseGilWork, [](TokenMatcher& t) { return t.ForcedBytes(); }));
            })
       .def("fill_mask",
-           [](PyTokenMatcher& self, py::array& bitmask, int64_t index) {
+           [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
              FillMask(self, bitmask, index, false);
            },
            py::arg("bitmask"), py::arg("index"))
       .def("fill_mask_reference",
-           [](PyTokenMatcher& self, py::array& bitmask, int64_t index) {
+           [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
              FillMask(self, bitmask, index, true);
            },
            py::arg("bitmask"), py::arg("index"))

@@ -28,6 +28,10 @@ MAX_AUTOMATON_NESTING = 1000
 # Compiled-grammar cache (gs.compiled.set_cache_limit_bytes changes the budget).
 DEFAULT_CACHE_LIMIT_BYTES = 256 << 20
 MAX_CACHE_ENTRIES = 128
+# Serving-engine adapters (gbnf_sampler.engines): request specs -> converted grammars, per engine.
+ENGINE_GRAMMAR_CACHE_ENTRIES = 256
+# Compile threads of one engine adapter (at most; fewer on a smaller machine).
+ENGINE_COMPILE_THREADS = 8
 # JSON Schema converter.
 MAX_SCHEMA_DEPTH = 128
 MAX_SCHEMA_NESTING = 200
@@ -251,6 +255,18 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.MAX_DFA_STATES` (`SchemaError` when strict)",
     ),
     Limit(
+        "converted request grammars kept per engine (SGLang, vLLM adapters)",
+        ENGINE_GRAMMAR_CACHE_ENTRIES,
+        "",
+        "`gs.limits.ENGINE_GRAMMAR_CACHE_ENTRIES` (least recently used dropped)",
+    ),
+    Limit(
+        "grammar compile threads per engine adapter",
+        ENGINE_COMPILE_THREADS,
+        "",
+        "`EngineGrammars(compile_threads=...)`",
+    ),
+    Limit(
         "triggers of one triggered grammar or `triggered_tags`",
         MAX_TRIGGERS,
         "",
@@ -307,6 +323,8 @@ __all__ = [
     "DEFAULT_MAX_ROLLBACK",
     "DEFAULT_MAX_STATE_SIZE",
     "DEFAULT_MAX_WHITESPACE",
+    "ENGINE_COMPILE_THREADS",
+    "ENGINE_GRAMMAR_CACHE_ENTRIES",
     "LIMITS",
     "MAX_ANYOF_BRANCHES",
     "MAX_ANY_ORDER_STATES",

@@ -19,6 +19,7 @@ token-level ``Matcher`` refuses them with a TypeError saying so):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,11 @@ from . import _core
 from .compiled import CompiledGrammar
 from .grammar import Grammar
 from .limits import DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_ROLLBACK, DEFAULT_MAX_STATE_SIZE
-from .validation import check_token_id, check_uint32
+from .validation import as_id, check_token_id, check_uint32
+
+# An int32 bitmask: a numpy array, a CPU torch tensor, or any array with __dlpack__ or the buffer
+# protocol (see as_bitmask_array).
+BitmaskLike = Any
 
 
 class Matcher:
@@ -110,19 +115,22 @@ class Matcher:
         size = self._compiled.vocab_size if self._compiled is not None else 0
         return bool(core.accept_token(check_token_id(token_id, size)))
 
-    def fill_mask(self, bitmask: np.ndarray, index: int = 0) -> None:
+    def fill_mask(self, bitmask: BitmaskLike, index: int = 0) -> None:
         """Writes the allowed tokens into row ``index`` of an int32 bitmask (xgrammar layout:
         ``[batch, ceil(vocab/32)]`` or 1-D; bit i of word j allows token 32*j+i). Words past
-        the vocabulary (padded logits) are zeroed."""
+        the vocabulary (padded logits) are zeroed. ``bitmask`` is a numpy array, a CPU torch
+        tensor or any array with ``__dlpack__`` or the buffer protocol, written in place."""
         core = self._token_level("fill_mask")
-        _check_bitmask(bitmask, index, int(core.mask_words))
-        core.fill_mask(bitmask, int(index))
+        array = as_bitmask_array(bitmask, "fill_mask")
+        _check_bitmask(array, index, int(core.mask_words))
+        core.fill_mask(array, int(index))
 
-    def _fill_mask_reference(self, bitmask: np.ndarray, index: int = 0) -> None:
+    def _fill_mask_reference(self, bitmask: BitmaskLike, index: int = 0) -> None:
         """The same mask by a walk over the whole token trie (slow; the tests' reference)."""
         core = self._token_level("fill_mask")
-        _check_bitmask(bitmask, index, int(core.mask_words))
-        core.fill_mask_reference(bitmask, int(index))
+        array = as_bitmask_array(bitmask)
+        _check_bitmask(array, index, int(core.mask_words))
+        core.fill_mask_reference(array, int(index))
 
     def allowed_tokens(self) -> np.ndarray:
         """The allowed token ids, ascending (int32)."""
@@ -202,9 +210,25 @@ class Matcher:
         return f"<Matcher {status} state_size={self.state_size}>"
 
 
-def _check_bitmask(bitmask: object, index: int, words: int) -> None:
-    if not isinstance(bitmask, np.ndarray):
-        raise TypeError(f"bitmask must be a numpy int32 array, got {type(bitmask).__name__}")
+def as_bitmask_array(bitmask: BitmaskLike, what: str = "bitmask") -> np.ndarray:
+    """A numpy view of ``bitmask`` sharing its memory (no copy): numpy arrays as they are, CPU
+    torch tensors and other ``__dlpack__`` arrays through DLPack, buffer-protocol objects
+    through ``numpy.asarray``. A tensor on a GPU is a ValueError naming its device; anything
+    else a TypeError."""
+    if type(bitmask) is np.ndarray:
+        return bitmask
+    kind = type(bitmask)
+    if (
+        kind.__name__ == "Tensor"
+        and kind.__module__ == "torch"
+        and bitmask.device.type == "cpu"
+        and not bitmask.dtype.is_floating_point  # bfloat16: the DLPack path and its error
+    ):
+        return np.asarray(bitmask.numpy())  # the zero-copy view of DLPack, microseconds cheaper
+    return np.asarray(_core.bitmask_array(bitmask, what))
+
+
+def _check_bitmask(bitmask: np.ndarray, index: int, words: int) -> None:
     if bitmask.dtype != np.int32:
         raise TypeError(f"bitmask must have dtype int32, got {bitmask.dtype}")
     if bitmask.ndim not in (1, 2):
@@ -221,31 +245,49 @@ def _check_bitmask(bitmask: object, index: int, words: int) -> None:
         raise ValueError(f"index {index} is outside the bitmask's {rows} rows")
 
 
-def _token_cores(matchers: list[Matcher], what: str) -> list[Any]:
-    cores = []
-    for i, m in enumerate(matchers):
-        if not isinstance(m, Matcher) or m._compiled is None:
-            raise TypeError(f"{what}: matchers[{i}] is not a token-level Matcher")
-        cores.append(m._core)
+def _token_cores(matchers: Sequence[Matcher], what: str) -> list[Any]:
+    # One comprehension on the hot path (engines call this every step for the whole batch).
+    cores = [m._core for m in matchers if type(m) is Matcher and m._compiled is not None]
+    if len(cores) != len(matchers):
+        for i, m in enumerate(matchers):
+            if not isinstance(m, Matcher) or m._compiled is None:
+                raise TypeError(f"{what}: matchers[{i}] is not a token-level Matcher")
+        cores = [m._core for m in matchers]  # subclasses of Matcher
     return cores
 
 
-def fill_masks(matchers: list[Matcher], bitmask: np.ndarray) -> None:
-    """``matchers[i].fill_mask(bitmask, i)`` for every i, on a thread pool with the GIL
-    released. ``bitmask`` is 2-D int32 with at least ``len(matchers)`` rows."""
-    cores = _token_cores(list(matchers), "fill_masks")
+def _mask_words(matchers: Sequence[Matcher]) -> int:
+    """Words per bitmask row that the widest vocabulary among the matchers needs."""
+    compiled = {m._compiled for m in matchers if m._compiled is not None}
+    return max((c.vocab_size + 31) // 32 for c in compiled)
+
+
+def _rows(rows: Sequence[int]) -> list[int]:
+    if type(rows) is list and all(type(r) is int for r in rows):
+        return rows
+    return [as_id(r, "rows") for r in rows]
+
+
+def fill_masks(
+    matchers: Sequence[Matcher], bitmask: BitmaskLike, rows: Sequence[int] | None = None
+) -> None:
+    """``matchers[i].fill_mask(bitmask, i)`` for every i (``rows[i]`` instead of ``i`` when
+    ``rows`` is given: the rows of an engine's batch, each at most once), on a thread pool with
+    the GIL released. ``bitmask`` is 2-D int32 (numpy, a CPU torch tensor, any array with
+    ``__dlpack__`` or the buffer protocol), written in place; rows not named keep their words."""
+    cores = _token_cores(matchers, "fill_masks")
     if not cores:
         return
-    if not isinstance(bitmask, np.ndarray):
-        raise TypeError(f"bitmask must be a numpy int32 array, got {type(bitmask).__name__}")
-    if bitmask.ndim != 2:
-        raise ValueError(f"fill_masks needs a 2-D bitmask, got shape {bitmask.shape}")
-    if bitmask.shape[0] < len(cores):
-        raise ValueError(
-            f"fill_masks: bitmask has {bitmask.shape[0]} rows for {len(cores)} matchers"
-        )
-    _check_bitmask(bitmask, 0, max(int(c.mask_words) for c in cores))
-    _core.fill_masks(cores, bitmask)
+    array = as_bitmask_array(bitmask, "fill_masks")
+    if array.ndim != 2:
+        raise ValueError(f"fill_masks needs a 2-D bitmask, got shape {array.shape}")
+    if rows is None and array.shape[0] < len(cores):
+        raise ValueError(f"fill_masks: bitmask has {array.shape[0]} rows for {len(cores)} matchers")
+    _check_bitmask(array, 0, _mask_words(matchers))
+    if rows is None:
+        _core.fill_masks(cores, array)
+    else:
+        _core.fill_masks(cores, array, _rows(rows))
 
 
 def accept_tokens(matchers: list[Matcher], token_ids: list[int] | np.ndarray) -> list[bool]:
@@ -264,4 +306,4 @@ def accept_tokens(matchers: list[Matcher], token_ids: list[int] | np.ndarray) ->
     return [bool(a) for a in _core.accept_tokens(cores, ids)]
 
 
-__all__ = ["Matcher", "accept_tokens", "fill_masks"]
+__all__ = ["BitmaskLike", "Matcher", "accept_tokens", "as_bitmask_array", "fill_masks"]

@@ -107,8 +107,9 @@ def unwrap(spec: Any) -> tuple[Mapping[str, Any], str]:
 
 def _legacy(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     """xgrammar's first structural-tag form: ``structures`` (begin, schema, end) and ``triggers``
-    becomes one ``triggered_tags``."""
-    check_keys(spec, ("structures", "triggers"), "")
+    (and SGLang's ``at_least_one``, sent for ``tool_choice: "required"``) becomes one
+    ``triggered_tags``."""
+    check_keys(spec, ("structures", "triggers", "at_least_one"), "")
     tags = []
     for i, item in enumerate(get_list(spec, "structures", "")):
         at = pointer("/structures", i)
@@ -124,7 +125,13 @@ def _legacy(spec: Mapping[str, Any]) -> Mapping[str, Any]:
             }
         )
     triggers = get_strings(spec, "triggers", "", nonempty=True)
-    return {"type": "triggered_tags", "triggers": triggers, "tags": tags}
+    at_least_one = get_bool(spec, "at_least_one", "", False)
+    return {
+        "type": "triggered_tags",
+        "triggers": triggers,
+        "tags": tags,
+        "at_least_one": at_least_one,
+    }
 
 
 __all__ = [

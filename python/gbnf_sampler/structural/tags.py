@@ -10,7 +10,8 @@ documentation reads across): ``{"type": "structural_tag", "format": F}`` or a fo
                           of :mod:`.styles` (``qwen_xml``, ``deepseek_xml``, ``python``,
                           ``gemma``...); ``max_whitespace_cnt``; (an extension)
                           ``additional_properties: false``: no unlisted properties where
-                          the schema says nothing (OpenAI strict mode)
+                          the schema says nothing (OpenAI strict mode);
+                          ``excludes``: only ``[]`` (what SGLang sends by default)
 ``grammar``               ``grammar``: GBNF text
 ``regex``                 ``pattern``
 ``any_text``              free text; ``excludes``: strings that must not occur
@@ -37,8 +38,9 @@ of an ``or``) stops at the tag's first ``end``; the end is then part of the free
 Errors: :class:`~gbnf_sampler.errors.StructuralTagError` with ``.path`` (a JSON pointer into
 the spec); errors of an embedded JSON Schema carry the pointer into the schema after it. Not
 supported (a clear error): ``any_text.max_tokens``/``max_chars`` (a token budget is not a
-grammar: see the reasoning budget of :mod:`.formats`), ``json_schema.any_order``, and the
-token-set formats ``exclude_token``, ``any_tokens``, ``token_dispatch``.
+grammar: see the reasoning budget of :mod:`.formats`), ``json_schema.any_order``, a non-empty
+``json_schema.excludes``, and the token-set formats ``exclude_token``, ``any_tokens``,
+``token_dispatch``.
 """
 
 from __future__ import annotations
@@ -162,9 +164,11 @@ def _const_string(fmt: Mapping[str, Any], path: str, ctx: Ctx) -> Piece:
 
 def _json_schema(fmt: Mapping[str, Any], path: str, ctx: Ctx) -> Piece:
     keys = ("json_schema", "style", "any_order", "max_whitespace_cnt", "additional_properties")
-    S.check_keys(fmt, keys, path)
+    S.check_keys(fmt, (*keys, "excludes"), path)
     if S.get_bool(fmt, "any_order", path, False):
         raise S.fail(S.pointer(path, "any_order"), "any_order is not supported")
+    if S.get_strings(fmt, "excludes", path, nonempty=True):  # SGLang sends [] by default
+        raise S.fail(S.pointer(path, "excludes"), "excludes in JSON strings is not supported")
     style = S.get_str(fmt, "style", path, "json")
     options: dict[str, Any] = {}
     if fmt.get("max_whitespace_cnt") is not None:
