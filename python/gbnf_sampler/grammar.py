@@ -163,9 +163,10 @@ class Grammar:
         return cls.from_gbnf(tools_to_gbnf(list(tools), tool_choice=tool_choice))
 
     @classmethod
-    def from_response_format(cls, response_format: Mapping[str, Any]) -> Grammar:
-        """A grammar for an OpenAI-style ``response_format``."""
-        return cls.from_gbnf(response_format_to_gbnf(response_format))
+    def from_response_format(cls, response_format: Mapping[str, Any], **options: Any) -> Grammar:
+        """A grammar for an OpenAI-style ``response_format``. Options (``property_order``...):
+        see :func:`gbnf_sampler.json_schema.schema_to_gbnf`."""
+        return cls.from_gbnf(response_format_to_gbnf(response_format, **options))
 
     @classmethod
     def triggered(
