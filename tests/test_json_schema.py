@@ -507,6 +507,24 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [[1, 2]],
         [[1, 1], [2]],
     ),
+    "unique-items-integer-range": (
+        {
+            "type": "array",
+            "items": {"type": ["integer", "null"], "minimum": 1, "exclusiveMaximum": 5},
+            "uniqueItems": True,
+        },
+        [[], [1, 2, 3, 4], [None, 4, 1], [2]],
+        [[1, 1], [5], [0], [None, None], [1.5]],
+    ),
+    "unique-items-objects-enum": (
+        {
+            "type": "array",
+            "items": {"enum": [{"a": 1, "b": 2}, {"a": 2}], "not": {"required": ["b"]}},
+            "uniqueItems": True,
+        },
+        [[], [{"a": 2}]],
+        [[{"a": 2}, {"a": 2}], [{"a": 1, "b": 2}]],
+    ),
     "unique-items-trivial": (
         {"type": "array", "uniqueItems": True, "maxItems": 1},
         [[], [1]],

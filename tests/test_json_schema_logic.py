@@ -23,6 +23,17 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{"a": 1}, {"b": 1}, {"a": 1, "c": 2}],
         [{"a": 1, "b": 2}, {}, "x", 1, None, [1]],
     ),
+    "one-of-arrays-of-disjoint-items": (
+        {
+            "oneOf": [
+                {"type": "boolean"},
+                {"type": "array", "items": {"enum": ["top", "left"]}},
+                {"type": "array", "items": {"enum": ["vertical", "horizontal"]}},
+            ]
+        },
+        [True, ["top"], ["left", "top"], ["vertical"]],
+        [[], ["top", "vertical"], ["x"], "top"],
+    ),
     "one-of-string-and-pattern": (
         {"oneOf": [{"type": "string"}, {"type": "string", "pattern": "^\\$\\{"}]},
         ["abc", "", "x${"],

@@ -13,8 +13,14 @@ import gbnf_sampler as gs
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
-# gs.hf needs transformers only for LogitsProcessor; gs.torch needs torch.
-OPTIONAL = {"hf.LogitsProcessor": "transformers", "torch": "torch"}
+# gs.hf needs transformers only for LogitsProcessor, torch and transformers for the names that
+# gs.hf.processor holds; gs.torch needs torch.
+OPTIONAL: dict[str, tuple[str, ...]] = {
+    "hf.LogitsProcessor": ("transformers",),
+    "hf.tool_call_processor": ("torch", "transformers"),
+    "hf.vocab_for": ("torch", "transformers"),
+    "torch": ("torch",),
+}
 
 
 def _readme_chains() -> list[str]:
@@ -24,9 +30,10 @@ def _readme_chains() -> list[str]:
 
 @pytest.mark.parametrize("chain", _readme_chains())
 def test_every_name_the_readme_uses_resolves(chain: str) -> None:
-    for prefix, module in OPTIONAL.items():
+    for prefix, modules in OPTIONAL.items():
         if chain.startswith(prefix):
-            pytest.importorskip(module)
+            for module in modules:
+                pytest.importorskip(module)
     value: object = gs
     for part in chain.split("."):
         value = getattr(value, part)

@@ -42,8 +42,8 @@ def test_lookahead_table(pattern: str, good: list[str], bad: list[str]) -> None:
 ERRORS = [
     ("(?:(?!a).)*", "repetition"),
     ("(?:(?=a)b){65}", "repetition"),
-    ("(?=a)*", "quantifier after a lookahead"),
-    ("(?<=a)b", "lookbehind"),
+    ("(?=a)*", "quantifier after a lookaround"),
+    ("(?<=a)b", "matches nothing"),  # a full match: nothing stands before the b
     ("(?!a$b)c", "middle of a lookahead"),
     ("x?(?=^a)a", "may not be at the start"),
     ("(?=a", "missing ')'"),

@@ -101,6 +101,44 @@ def test_ollama_format(body: dict[str, Any], good: str, bad: str) -> None:
     assert accepts(constraint.build(), good) and not accepts(constraint.build(), bad)
 
 
+TWO_KEYS = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"}},
+    "required": ["a", "b"],
+}
+ORDER_BODIES = [
+    ({"response_format": {"type": "json_schema", "json_schema": {"schema": TWO_KEYS}}}, "openai"),
+    ({"json_schema": TWO_KEYS}, "openai"),
+    ({"guided_json": TWO_KEYS}, "openai"),
+    ({"grammar_json_functions": TWO_KEYS}, "openai"),
+    ({"structured_outputs": {"json": TWO_KEYS}}, "openai"),
+    ({"format": TWO_KEYS}, "ollama"),
+]
+
+
+@pytest.mark.parametrize(("body", "dialect"), ORDER_BODIES, ids=lambda v: str(v)[:40])
+def test_property_order_field_reaches_every_schema_dialect(
+    body: dict[str, Any], dialect: str
+) -> None:
+    schema_order = find_constraint(body, dialect=dialect)
+    any_order = find_constraint({**body, "property_order": "any"}, dialect=dialect)
+    assert schema_order is not None and any_order is not None
+    assert accepts(schema_order.build(), '{"a": 1, "b": true}')
+    assert not accepts(schema_order.build(), '{"b": true, "a": 1}')
+    assert accepts(any_order.build(), '{"b": true, "a": 1}')
+    assert accepts(any_order.build(), '{"a": 1, "b": true}')
+    assert not accepts(any_order.build(), '{"b": true, "a": 1, "a": 2}')
+    assert not accepts(any_order.build(), '{"b": true}')
+
+
+@pytest.mark.parametrize("order", ["random", 1, ["any"]])
+def test_bad_property_order_is_a_400(order: Any) -> None:
+    with pytest.raises(ApiError) as info:
+        find_constraint({"json_schema": TWO_KEYS, "property_order": order})
+    assert info.value.status == 400 and info.value.param == "property_order"
+    assert '"any"' in info.value.message
+
+
 @pytest.mark.parametrize(
     "body",
     [

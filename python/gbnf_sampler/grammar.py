@@ -208,12 +208,14 @@ class Grammar:
         return cls.from_gbnf(text)._made_from("tools", output_whitespace_bound())
 
     @classmethod
-    def from_response_format(cls, response_format: Mapping[str, Any]) -> Grammar:
-        """A grammar for an OpenAI-style ``response_format``."""
+    def from_response_format(cls, response_format: Mapping[str, Any], **options: Any) -> Grammar:
+        """A grammar for an OpenAI-style ``response_format``. Options (``property_order``...):
+        see :func:`gbnf_sampler.json_schema.schema_to_gbnf`."""
         json_output = isinstance(response_format, Mapping) and response_format.get("type") != "text"
         origin = "json_schema" if json_output else "response_format"
-        bound = output_whitespace_bound() if json_output else None
-        return cls.from_gbnf(response_format_to_gbnf(response_format))._made_from(origin, bound)
+        bound = output_whitespace_bound(**options) if json_output else None
+        text = response_format_to_gbnf(response_format, **options)
+        return cls.from_gbnf(text)._made_from(origin, bound)
 
     @classmethod
     def triggered(

@@ -54,6 +54,8 @@ MAX_ONEOF_BRANCHES = 200
 MAX_ANYOF_BRANCHES = 256
 MAX_PATTERN_GROUPS = 4
 MAX_UNIQUE_STATES = 1024
+MAX_UNIQUE_DOMAIN = 64
+MAX_ANY_ORDER_STATES = 4096
 MAX_MULTIPLE_OF_STATES = 1000
 MAX_ENUMERATED_MULTIPLES = 256
 # max_whitespace, two bounds with one name: schema_to_gbnf(max_whitespace=...) bounds the spaces
@@ -277,6 +279,18 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.MAX_UNIQUE_STATES` (`SchemaError` when strict)",
     ),
     Limit(
+        "integer range enumerated as the item values of `uniqueItems`",
+        MAX_UNIQUE_DOMAIN,
+        "values",
+        "`gs.limits.MAX_UNIQUE_DOMAIN` (beyond it `uniqueItems` is reported)",
+    ),
+    Limit(
+        'subset rules of one object in `property_order="any"` (2^12: twelve properties)',
+        MAX_ANY_ORDER_STATES,
+        "",
+        "`gs.limits.MAX_ANY_ORDER_STATES` (`SchemaError` when strict, else schema order)",
+    ),
+    Limit(
         "`multipleOf` remainder states",
         MAX_MULTIPLE_OF_STATES,
         "",
@@ -418,6 +432,7 @@ __all__ = [
     "LIMITS",
     "MASK_FILE_VERSION",
     "MAX_ANYOF_BRANCHES",
+    "MAX_ANY_ORDER_STATES",
     "MAX_AUTOMATON_NESTING",
     "MAX_AUTOMATON_SIZE",
     "MAX_CACHE_ENTRIES",
@@ -444,6 +459,7 @@ __all__ = [
     "MAX_SHARED_KEY_STATES",
     "MAX_STRUCTURAL_TAG_DEPTH",
     "MAX_TRIGGERS",
+    "MAX_UNIQUE_DOMAIN",
     "MAX_UNIQUE_STATES",
     "MAX_WALK_CONFIGS",
     "SERVE_DEFAULT_CTX",

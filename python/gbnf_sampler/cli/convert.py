@@ -52,6 +52,12 @@ def add_convert_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         help="forbid properties a schema does not list (OpenAI strict mode)",
     )
+    parser.add_argument(
+        "--property-order",
+        choices=("schema", "any"),
+        default="schema",
+        help="object members in the schema's order (default) or in any order",
+    )
     parser.set_defaults(run=run_convert)
     return parser
 
@@ -74,6 +80,7 @@ def run_convert(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "strict": args.strict,
                 "additional_properties": args.additional_properties,
                 "indent": args.indent,
+                "property_order": args.property_order,
             }
             if args.max_whitespace is not None:
                 options["max_whitespace"] = args.max_whitespace

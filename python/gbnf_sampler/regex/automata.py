@@ -132,7 +132,7 @@ def language_dfa(node: tree.Lang) -> Dfa:
     return node.dfa
 
 
-def _partition(edges: list[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
+def partition(edges: list[tuple[Ranges, int]]) -> list[tuple[Ranges, frozenset[int]]]:
     """Splits the code points of ``edges`` into pieces with the same set of targets (a sweep
     over the range ends: large Unicode classes have hundreds of ranges)."""
     events: dict[int, list[tuple[int, int]]] = {}
@@ -166,7 +166,7 @@ def from_regex(node: Node) -> Dfa:
         current = order[len(trans)]
         row: dict[int, list[tuple[int, int]]] = {}
         edges = [e for s in current for e in nfa.edges[s]]
-        for ranges, targets in _partition(edges):
+        for ranges, targets in partition(edges):
             closed = nfa.closure(targets)
             if closed not in index:
                 if len(order) >= MAX_DFA_STATES:
@@ -217,28 +217,16 @@ def intersect(a: Dfa, b: Dfa) -> Dfa:
 
 def minimize(dfa: Dfa) -> Dfa:
     """The smallest automaton of the same language: states that cannot reach an accepting one
-    are dropped, then equivalent states merged (Moore's partition refinement). Lookahead
-    constructions chain products and complements, whose sizes multiply unless kept minimal."""
+    are dropped, then equivalent states merged (Hopcroft's partition refinement, over the
+    classes of code points no transition tells apart: n log n, where refining round by round
+    took n rounds on a long counter such as a ``maxLength``). Lookahead constructions chain
+    products and complements, whose sizes multiply unless kept minimal."""
     live = _live(dfa)
     if 0 not in live:
         return Dfa([{}], set())
     states = [s for s in range(len(dfa.trans)) if s in live]
-    block = {s: int(s in dfa.accept) for s in states}
-    count = len(set(block.values()))
-    while True:
-        signatures: dict[tuple[object, ...], int] = {}
-        refined: dict[int, int] = {}
-        for s in states:
-            merged: dict[int, list[tuple[int, int]]] = {}
-            for t, ranges in dfa.trans[s].items():
-                if t in live:
-                    merged.setdefault(block[t], []).extend(ranges)
-            edges = tuple(sorted((b, tree.normalize(r)) for b, r in merged.items()))
-            refined[s] = signatures.setdefault((block[s], edges), len(signatures))
-        block = refined
-        if len(signatures) == count:
-            break
-        count = len(signatures)
+    classes, table = _class_table(dfa, states, live)
+    block = _hopcroft(states, set(dfa.accept) & live, len(classes), table)
     # Number the blocks with the start state's first.
     order = {block[0]: 0}
     for s in states:
@@ -257,6 +245,75 @@ def minimize(dfa: Dfa) -> Dfa:
         trans[b] = {t: tree.normalize(r) for t, r in row.items()}
     accept = {order[block[s]] for s in states if s in dfa.accept}
     return Dfa(trans, accept)
+
+
+def _class_table(
+    dfa: Dfa, states: list[int], live: set[int]
+) -> tuple[list[int], dict[int, list[tuple[int, int]]]]:
+    """The code-point classes (their first code points) and, per state, ``(class, target)``
+    for every class with a live target."""
+    points = {0}
+    for s in states:
+        for t, ranges in dfa.trans[s].items():
+            if t in live:
+                for lo, hi in ranges:
+                    points.add(lo)
+                    points.add(hi + 1)
+    classes = sorted(points)
+    position = {p: i for i, p in enumerate(classes)}
+    table: dict[int, list[tuple[int, int]]] = {}
+    for s in states:
+        moves: list[tuple[int, int]] = []
+        for t, ranges in dfa.trans[s].items():
+            if t in live:
+                for lo, hi in ranges:
+                    first, last = position[lo], position[hi + 1]
+                    moves.extend((c, t) for c in range(first, last))
+        table[s] = moves
+    return classes, table
+
+
+def _hopcroft(
+    states: list[int], accept: set[int], n_classes: int, table: dict[int, list[tuple[int, int]]]
+) -> dict[int, int]:
+    """Block number of every state. A missing move goes to a dead state (-1), which takes part
+    in the refinement like any other rejecting state."""
+    dead = -1
+    inverse: dict[tuple[int, int], list[int]] = {}
+    for s in states:
+        defined = set()
+        for c, t in table[s]:
+            inverse.setdefault((c, t), []).append(s)
+            defined.add(c)
+        for c in range(n_classes):
+            if c not in defined:
+                inverse.setdefault((c, dead), []).append(s)
+    for c in range(n_classes):
+        inverse.setdefault((c, dead), []).append(dead)
+    states = [*states, dead]
+    rest = [s for s in states if s not in accept]
+    blocks: list[set[int]] = [b for b in (set(s for s in states if s in accept), set(rest)) if b]
+    block_of = {s: i for i, b in enumerate(blocks) for s in b}
+    smallest = min(range(len(blocks)), key=lambda i: len(blocks[i]))
+    work = {(smallest, c) for c in range(n_classes)} if len(blocks) > 1 else set()
+    while work:
+        target, c = work.pop()
+        hit: dict[int, set[int]] = {}
+        for t in blocks[target]:
+            for s in inverse.get((c, t), ()):
+                hit.setdefault(block_of[s], set()).add(s)
+        for b, inside in hit.items():
+            if len(inside) == len(blocks[b]):
+                continue
+            blocks[b] -= inside
+            new = len(blocks)
+            blocks.append(inside)
+            for s in inside:
+                block_of[s] = new
+            small = new if len(inside) <= len(blocks[b]) else b
+            for k in range(n_classes):
+                work.add((new, k) if (b, k) in work else (small, k))
+    return block_of
 
 
 def _live(dfa: Dfa) -> set[int]:

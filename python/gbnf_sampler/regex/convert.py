@@ -3,10 +3,10 @@
 ``regex_to_gbnf(pattern)`` gives a grammar for the strings that *fully* match ``pattern`` (``^``
 and ``$`` at the ends are accepted and change nothing). Code points are matched one by one, as
 with the ``u`` flag: ``.`` is any code point except line terminators, ``\\d \\w \\s`` have their
-ECMA-262 (ASCII for ``\\d \\w``) meaning. Unsupported (``SchemaError`` with path ``""`` and the
-position in the message): backreferences, lookbehind, ``\\b``/``\\B``, anchors in the middle of a
-pattern. Lookaheads ``(?=...)``/``(?!...)`` compile exactly into an automaton (see
-``lookaround``), except inside unbounded repetitions.
+ECMA-262 (ASCII for ``\\d \\w``) meaning. Lookaheads ``(?=...)``/``(?!...)`` compile exactly into
+an automaton (see ``lookaround``), except inside unbounded repetitions; lookbehinds, ``\\b``/``\\B``
+and anchors in the middle of a pattern too (see ``assertions``), but not next to a lookahead.
+Unsupported (``SchemaError`` with path ``""`` and the position in the message): backreferences.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SchemaError
-from . import automata, lookaround, parser, tree
+from . import assertions, automata, parser, tree
 
 
 def regex_to_gbnf(pattern: str, **options: Any) -> str:
@@ -29,9 +29,9 @@ def regex_to_gbnf(pattern: str, **options: Any) -> str:
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be str, not {type(pattern).__name__}")
     try:
-        node = parser.anchor(parser.parse(pattern), search=search)
-        node = tree.without(node, ())  # empty classes ([], [^\s\S]) match nothing
-        node = lookaround.resolve(node, search=search)
+        node = assertions.compile_pattern(parser.parse(pattern), search)
+        if not isinstance(node, tree.Lang):
+            node = tree.without(node, ())  # empty classes ([], [^\s\S]) match nothing
     except parser.RegexSyntaxError as err:
         raise SchemaError(f"regex {pattern!r}: {err}", "") from None
     except RecursionError:  # a backstop: MAX_GROUP_DEPTH stops realistic patterns first

@@ -160,7 +160,7 @@ class _Parser:
         if isinstance(atom, tree.Anchor):
             self.fail("quantifier after an anchor", start)
         if isinstance(atom, tree.Look):
-            self.fail("quantifier after a lookahead", start)
+            self.fail("quantifier after a lookaround assertion", start)
         if self.peek() == "?":
             self.i += 1  # lazy: same language
         lo, hi = bounds
@@ -235,7 +235,8 @@ class _Parser:
             elif kind in "=!":
                 return self.lookahead(start, negate=kind == "!")
             elif kind == "<" and self.peek(2) in "=!":
-                self.fail("lookbehind assertions are not supported", start)
+                self.i += 1
+                return self.lookahead(start, negate=self.peek(1) == "!", behind=True)
             else:
                 self.fail("invalid group", start)
         self.depth += 1
@@ -246,9 +247,10 @@ class _Parser:
         self.i += 1
         return node
 
-    def lookahead(self, start: int, negate: bool) -> Node:
-        """``(?=...)`` / ``(?!...)``. A negated body is read the other way (see
-        :data:`READINGS`): what a narrow language must exclude is the widest reading."""
+    def lookahead(self, start: int, negate: bool, behind: bool = False) -> Node:
+        """``(?=...)`` / ``(?!...)`` (``behind``: ``(?<=...)`` / ``(?<!...)``, the ``<`` already
+        read). A negated body is read the other way (see :data:`READINGS`): what a narrow
+        language must exclude is the widest reading."""
         self.i += 2
         outer = self.reading
         body_reading = READINGS[1 - READINGS.index(outer)] if negate else outer
@@ -258,13 +260,14 @@ class _Parser:
         if self.peek() != ")":
             self.fail("missing ')'", start)
         self.i += 1
-        return tree.Look(body, negate, body_reading)
+        return tree.Look(body, negate, body_reading, behind)
 
     # -- escapes ---------------------------------------------------------------------------------
     def atom_escape(self, start: int) -> Node:
         c = self.peek()
         if c in ("b", "B"):
-            self.fail("word boundaries (\\b, \\B) are not supported", start)
+            self.i += 1
+            return tree.Anchor(c)
         if c.isdigit() and c != "0":
             self.fail("backreferences are not supported", start)
         if c == "k" and self.peek(1) == "<":

@@ -42,11 +42,37 @@ def complement(ranges: Ranges) -> Ranges:
 
 
 def intersect(a: Ranges, b: Ranges) -> Ranges:
-    return complement(normalize(complement(a) + complement(b)))
+    """The code points in both (normalized inputs; a linear merge, so ranges past
+    ``MAX_CODEPOINT``, the markers of ``assertions``, survive)."""
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tuple(out)
 
 
 def subtract(a: Ranges, b: Ranges) -> Ranges:
-    return intersect(a, complement(b))
+    """The code points of ``a`` not in ``b`` (normalized inputs)."""
+    out: list[tuple[int, int]] = []
+    j = 0
+    for lo, hi in a:
+        while j < len(b) and b[j][1] < lo:
+            j += 1
+        k = j
+        while k < len(b) and b[k][0] <= hi:
+            if b[k][0] > lo:
+                out.append((lo, b[k][0] - 1))
+            lo = max(lo, b[k][1] + 1)
+            k += 1
+        if lo <= hi:
+            out.append((lo, hi))
+    return tuple(out)
 
 
 def contains(ranges: Ranges, cp: int) -> bool:
@@ -79,7 +105,8 @@ class Rep:
 
 @dataclass(frozen=True)
 class Anchor:
-    """``^`` (start) or ``$`` (end); only survives parsing, never reaches the printer."""
+    """``^`` (start) or ``$`` (end), or ``b``/``B`` for ``\\b``/``\\B``; only survives parsing,
+    never reaches the printer."""
 
     kind: str
 
@@ -93,6 +120,7 @@ class Look:
     body: Node
     negate: bool
     reading: str
+    behind: bool = False  # a lookbehind (?<=body) / (?<!body): see ``assertions``
 
 
 class Language(Protocol):

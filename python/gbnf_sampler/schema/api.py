@@ -3,15 +3,25 @@
 Exactness contract: a document the grammar accepts is valid under the schema (after JSON
 parsing) whenever the grammar was built without a :class:`SchemaWarning`; ``strict=False``
 relaxes what cannot be compiled exactly with such a warning (the grammar then accepts more).
-Valid documents are accepted when their properties come in the schema's order, numbers are
-written as JSON usually writes them (see :mod:`gbnf_sampler.schema.number_ranges`), and whitespace
-follows the chosen mode:
+Valid documents are accepted when their properties come in the order ``property_order`` allows,
+numbers are written as JSON usually writes them (see :mod:`gbnf_sampler.schema.number_ranges`),
+and whitespace follows the chosen mode:
 
 * ``"flexible"`` (default): spaces/tabs (at most ``max_whitespace``) and at most one newline
   around every ``{ } [ ] , :`` (json.dumps' default and ``indent=`` output both fit).
 * ``"compact"``: no whitespace at all (``separators=(",", ":")``).
 * ``"indent"``: exactly ``json.dumps(value, indent=indent)`` layout (indentation stops growing
   past depth 32).
+
+``property_order``:
+
+* ``"schema"`` (default): declared properties in the order the schema lists them, undeclared
+  ones (``additionalProperties``/``patternProperties``) after them; an ``enum``/``const`` object
+  in its own order.
+* ``"any"``: every order of the members, each key at most once (exact: :mod:`.any_order`), up to
+  :data:`~gbnf_sampler.limits.MAX_ANY_ORDER_STATES` subset rules per object (twelve properties);
+  a larger object is a SchemaError, or in the schema's order with a SchemaWarning when
+  ``strict=False``.
 
 Keywords: type (incl. lists; OpenAPI's ``nullable`` is not JSON Schema and is ignored), enum,
 const, properties, required, additionalProperties, unevaluatedProperties (as
@@ -25,7 +35,8 @@ checked exactly in decimal: ``jsonschema``'s float division disagrees on values 
 others (``overlap``); when neither works it is a SchemaError (strict) or compiled as
 ``anyOf`` with a warning. ``not``, ``if``/``then``/``else`` and dependencies are exact where the
 schema they negate can be negated (``logic``). ``uniqueItems`` is exact when the items
-are a small finite set (enum, const, boolean, null: ``unique``). Not expressible
+are a small finite set (enum, const, boolean, null, integers within bounds of at most
+:data:`~gbnf_sampler.limits.MAX_UNIQUE_DOMAIN` values: ``unique``). Not expressible
 (SchemaError when strict): ``contains``, ``uniqueItems`` on other items, unevaluatedItems,
 $dynamicRef/$recursiveRef, negations of other schemas, ``$ref`` to documents not given in
 ``documents``.
@@ -44,6 +55,7 @@ from .convert import Converter, SchemaWarning
 from .document import parse_json_text, plain_json
 from .emit import Layout, Rules, any_value
 
+PROPERTY_ORDERS = ("schema", "any")
 TOOLS_BASE = "https://gbnf-sampler.invalid/tools/"
 
 
@@ -68,17 +80,23 @@ def schema_to_gbnf(
     additional_properties: bool | None = None,
     indent: int = 2,
     documents: Mapping[str, Any] | None = None,
+    property_order: str = "schema",
 ) -> str:
     """GBNF (root rule ``root``) for the JSON documents valid under ``schema``.
 
     ``schema``: a dict, JSON text, or a Pydantic model class. ``additional_properties=False``
     forbids properties a schema does not list wherever it says nothing (OpenAI strict mode,
     llama.cpp); the default follows the JSON Schema spec (allowed). ``documents`` maps URIs to
-    other schema documents that ``$ref`` may name (nothing is fetched). Raises :class:`SchemaError`
+    other schema documents that ``$ref`` may name (nothing is fetched). ``property_order``:
+    ``"schema"`` or ``"any"`` (see the module docstring). Raises :class:`SchemaError`
     (``.path`` is a JSON pointer) for invalid or unsupported schemas; with ``strict=False``
     unsupported keywords are relaxed with a :class:`SchemaWarning` instead.
     """
-    options = Options(whitespace, max_whitespace, strict, additional_properties, indent, documents)
+    if property_order not in PROPERTY_ORDERS:
+        raise ValueError(f"property_order must be one of {PROPERTY_ORDERS}, not {property_order!r}")
+    options = Options(
+        whitespace, max_whitespace, strict, additional_properties, indent, documents, property_order
+    )
     document = _load(schema)
     try:
         return Converter(document, options).convert()

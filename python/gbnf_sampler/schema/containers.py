@@ -9,14 +9,16 @@ names (a state machine: rule (i, k) = "property i is next, k members written so 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
 from typing import Any
 
+from ..limits import MAX_ANY_ORDER_STATES
 from ..regex import tree
+from .any_order import AnyOrder, Member, any_order_states
 from .context import SubschemaCompiler
 from .emit import NEVER, wrap
 from .keys import KeySpace, trivial
-from .scalars import kw_int, pointer
+from .scalars import Unsupported, kw_int, pointer
 from .unique import unique_array_rule
 
 
@@ -92,13 +94,6 @@ def _elements(
 # --- objects -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Member:
-    key: str  # GBNF for the key string
-    value: str  # rule for the value
-    required: bool
-
-
 def _hint_for(path: str, kind: str) -> str:
     tokens = [
         t
@@ -110,9 +105,8 @@ def _hint_for(path: str, kind: str) -> str:
     return tokens[-1] if tokens else kind
 
 
-def _key_literal(name: str) -> str:
-    import json
-
+def key_literal(name: str) -> str:
+    """GBNF for a JSON object key (both spellings of non-ASCII characters)."""
     forms = dict.fromkeys([json.dumps(name, ensure_ascii=False), json.dumps(name)])
     return (
         " | ".join(tree.literal_gbnf(f) for f in forms)
@@ -139,7 +133,7 @@ def _members(
             if name in required:
                 return None
             continue
-        out.append(Member(_key_literal(name), expr, name in required))
+        out.append(Member(key_literal(name), expr, name in required))
     return out
 
 
@@ -168,10 +162,37 @@ def object_rule(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth:
     n_required = sum(m.required for m in members)
     if hi is not None and n_required > hi:
         return None
-    machine = _ObjectMachine(conv, members, extra, max(lo, 1), hi, depth, _hint_for(path, "object"))
-    body = machine.state(0, 0)
+    body = _member_list(conv, members, extra, (max(lo, 1), hi), depth, hint, path)
     empty_ok = lo == 0 and n_required == 0
-    return wrap(conv.rules, conv.layout, body, "{}", empty_ok, depth, _hint_for(path, "object"))
+    return wrap(conv.rules, conv.layout, body, "{}", empty_ok, depth, hint)
+
+
+def _member_list(
+    conv: SubschemaCompiler,
+    members: list[Member],
+    extra: str | None,
+    bounds: tuple[int, int | None],
+    depth: int,
+    hint: str,
+    path: str,
+) -> str:
+    """The members between the braces, in the order ``property_order`` asks for."""
+    lo, hi = bounds
+    if conv.options.property_order == "any" and members and (len(members) > 1 or extra):
+        states = any_order_states(len(members), lo, hi, extra is not None)
+        if states <= MAX_ANY_ORDER_STATES:
+            layout = (conv.layout.sep(conv.layout.depth(depth)), conv.layout.colon())
+            return AnyOrder(conv.rules, members, extra, bounds, layout, hint).body()
+        conv.unsupported(
+            Unsupported(
+                f"{len(members)} properties in any order need about {states} grammar rules "
+                f"(limit {MAX_ANY_ORDER_STATES}: gs.limits.MAX_ANY_ORDER_STATES); "
+                "property_order='schema' or strict=False compiles them in the schema's order",
+                path,
+            )
+        )
+    machine = _ObjectMachine(conv, members, extra, lo, hi, depth, hint)
+    return machine.state(0, 0)
 
 
 class _ObjectMachine:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .emit import Layout, Rules
+from .instance import InstanceChecker
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Options:
     additional_properties: bool | None
     indent: int
     documents: Mapping[str, Any] | None = None
+    property_order: str = "schema"
 
 
 class SubschemaCompiler(Protocol):
@@ -28,6 +30,7 @@ class SubschemaCompiler(Protocol):
     options: Options
     rules: Rules
     layout: Layout
+    instances: InstanceChecker
 
     def value(self, schema: Any, path: str, depth: int) -> str | None:
         """The rule of the JSON values valid under ``schema`` (None: no value is)."""

@@ -12,11 +12,19 @@ import warnings
 from typing import Any
 
 from ..errors import SchemaError
-from ..limits import MAX_ANYOF_BRANCHES, MAX_REF_CHAIN, MAX_SCHEMA_LOGIC_DEPTH, MAX_SCHEMA_NESTING
+from ..limits import (
+    MAX_ANY_ORDER_STATES,
+    MAX_ANYOF_BRANCHES,
+    MAX_REF_CHAIN,
+    MAX_SCHEMA_LOGIC_DEPTH,
+    MAX_SCHEMA_NESTING,
+)
 from ..regex import tree
-from .containers import array_rule, object_rule
+from .any_order import AnyOrder, Member, any_order_states
+from .containers import array_rule, key_literal, object_rule
 from .context import Options
 from .emit import Layout, Rules, any_value
+from .instance import InstanceChecker
 from .keyword_types import KeywordChecker
 from .kinds import Cannot
 from .logic import conditional_conjuncts
@@ -29,7 +37,6 @@ from .scalars import (
     pointer,
     string_rule,
 )
-from .value_fits import value_fits
 
 NOT_A_SCHEMA = "a schema must be an object or a boolean"
 
@@ -90,6 +97,7 @@ class Converter:
         self.nesting = 0
         self.logic_depth = 0
         self.checker = KeywordChecker(self.options.strict)
+        self.instances = InstanceChecker(self.resolve_target)
         self.checker.check(self.resolver.root, "")
 
     def convert(self) -> str:
@@ -119,6 +127,10 @@ class Converter:
         try:
             if self.nesting > MAX_SCHEMA_NESTING:
                 raise SchemaError("schema nesting too deep (recursion through allOf/anyOf?)", path)
+            candidates = self.enum_candidates(schema, 0)
+            if candidates is not None:
+                self.checker.check(schema, path)
+                return self.checked_enum(candidates, schema, path, depth)
             flat = self.flatten(schema, path, ())
             if "$ref" in schema or "allOf" in schema:
                 return self.merged_value(flat, path, depth)
@@ -141,6 +153,13 @@ class Converter:
             return None
         self.rules.define(name, expr)
         return name
+
+    def resolve_target(self, uri: str) -> Any:
+        """The schema an absolute ``$ref`` names (LookupError when it names nothing known)."""
+        try:
+            return self.resolver.resolve(uri, "")[0]
+        except SchemaError as err:
+            raise LookupError(err.message) from None
 
     def resolve(self, uri: str, path: str) -> tuple[Any, str] | None:
         """``resolver.resolve``; a reference to nothing known is relaxed to ``{}`` (None)."""
@@ -356,13 +375,52 @@ class Converter:
         values = [flat["const"]] if "const" in flat else flat["enum"]
         if not isinstance(values, list):
             raise SchemaError("enum must be an array", pointer(path, "enum"))
-        kept = [v for v in values if value_fits(v, flat)]
+        return self.checked_enum(values, flat, path, depth)
+
+    def enum_candidates(self, schema: Any, hops: int) -> list[Any] | None:
+        """The values of the first ``const``/``enum`` that ``schema`` itself, its ``allOf``
+        parts or its ``$ref`` target require (None: no such list)."""
+        if not isinstance(schema, dict) or hops > MAX_REF_CHAIN:
+            return None
+        if "const" in schema:
+            return [schema["const"]]
+        if isinstance(schema.get("enum"), list):
+            return list(schema["enum"])
+        parts = schema["allOf"] if isinstance(schema.get("allOf"), list) else []
+        for part in parts:
+            found = self.enum_candidates(part, hops + 1)
+            if found is not None:
+                return found
+        if isinstance(schema.get("$ref"), str):
+            try:
+                target = self.resolver.resolve(schema["$ref"], path="")[0]
+            except SchemaError:
+                return None
+            return self.enum_candidates(target, hops + 1)
+        return None
+
+    def checked_enum(self, values: list[Any], schema: Any, path: str, depth: int) -> str | None:
+        """The literals of the values that satisfy ``schema`` (each checked exactly; a value
+        that cannot be checked is reported, never silently dropped)."""
         seen: set[str] = set()
         exprs: list[str] = []
-        for v in kept:
+        for v in values:
             key = value_key(v)
-            if key not in seen:
-                seen.add(key)
+            if key in seen:
+                continue
+            seen.add(key)
+            verdict = self.instances.check(v, schema)
+            if verdict is None:
+                self.unsupported(
+                    Unsupported(
+                        f"cannot decide whether the enum/const value {json.dumps(v)[:60]} "
+                        "satisfies the schema's other keywords (a pattern Python and ECMA-262 "
+                        "read differently, a format compiled approximately, an unresolvable "
+                        "$ref...); strict=False keeps it",
+                        path,
+                    )
+                )
+            if verdict is not False:
                 exprs.append(self.literal_value(v, depth))
         if not exprs:
             return None
@@ -387,13 +445,40 @@ class Converter:
         if isinstance(v, dict):
             if not v:
                 return lay.empty("{}")
-            members = f" {sep} ".join(
-                f"{self.literal_value(k, depth + 1)} {lay.colon()} "
-                f"{self.literal_value(x, depth + 1)}"
-                for k, x in v.items()
-            )
-            return f"{lay.open('{', d)} {members} {lay.close('}', d)}"
+            if self.options.property_order == "any" and len(v) > 1:
+                return self.literal_object(v, depth)
+            return self.ordered_object(v, depth)
         raise SchemaError(f"enum/const value {v!r} is not JSON", "")
+
+    def ordered_object(self, v: dict[str, Any], depth: int) -> str:
+        """An ``enum``/``const`` object with its members in its own order."""
+        d = self.layout.depth(depth)
+        lay = self.layout
+        members = f" {lay.sep(d)} ".join(
+            f"{self.literal_value(k, depth + 1)} {lay.colon()} {self.literal_value(x, depth + 1)}"
+            for k, x in v.items()
+        )
+        return f"{lay.open('{', d)} {members} {lay.close('}', d)}"
+
+    def literal_object(self, v: dict[str, Any], depth: int) -> str:
+        """An ``enum``/``const`` object with its members in any order (``property_order``)."""
+        d = self.layout.depth(depth)
+        members = [
+            Member(key_literal(k), self.literal_value(x, depth + 1), True) for k, x in v.items()
+        ]
+        if any_order_states(len(members), 1, None, False) > MAX_ANY_ORDER_STATES:
+            self.unsupported(
+                Unsupported(
+                    f"an enum/const object of {len(v)} members in any order needs more than "
+                    f"{MAX_ANY_ORDER_STATES} grammar rules (gs.limits.MAX_ANY_ORDER_STATES); "
+                    "strict=False keeps its own order",
+                    "",
+                )
+            )
+            return self.ordered_object(v, depth)
+        layout = (self.layout.sep(d), self.layout.colon())
+        body = AnyOrder(self.rules, members, None, (1, None), layout, "const-object").body()
+        return f"{self.layout.open('{', d)} {body} {self.layout.close('}', d)}"
 
     # --- arrays and objects (see containers) -------------------------------------------
     def array(self, flat: dict[str, Any], path: str, depth: int) -> str | None:

@@ -34,6 +34,7 @@ class Rules:
         self.bodies: dict[str, str | None] = {}
         self.by_body: dict[str, str] = {}
         self._char_sets: dict[Ranges, str] = {}
+        self.formats: dict[str, str] = {}  # format name -> rule (format_grammars)
 
     def reserve(self, hint: str) -> str:
         base = sanitize(hint)

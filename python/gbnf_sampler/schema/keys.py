@@ -17,9 +17,8 @@ from ..limits import MAX_PATTERN_GROUPS
 from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import any_string, dfa_string_rule
-from .formats import FORMATS
 from .refs import ANNOTATIONS
-from .scalars import Unsupported, kw_int, pointer, regex_node
+from .scalars import Unsupported, format_nodes, kw_int, pointer, regex_node
 
 _STRING_KEYWORDS = {
     "type",
@@ -58,9 +57,7 @@ def string_dfa(conv: SubschemaCompiler, schema: Any, path: str) -> automata.Dfa 
         parts.append(_literals([v for v in values if isinstance(v, str)]))
     for pattern in flat.get("__patterns__", [flat["pattern"]] if "pattern" in flat else []):
         parts.append(regex_node(pattern, pointer(path, "pattern"), search=True))
-    fmt = flat.get("format")
-    if isinstance(fmt, str) and fmt in FORMATS:
-        parts.append(regex_node(FORMATS[fmt], pointer(path, "format"), search=False))
+    parts += format_nodes(flat, path, compact=True)
     lo, hi = kw_int(flat, "minLength", path, 0) or 0, kw_int(flat, "maxLength", path)
     if lo or hi is not None:
         parts.append(tree.rep(tree.Chars(automata.ALL), lo, hi))

@@ -204,6 +204,13 @@ class _Analysis:
                 break  # later positions all see the same two item schemas
         return False
 
+    def items_only_disjoint(self, mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+        """Both constrain arrays by ``items`` (and counts) only, with disjoint item schemas."""
+        plain = {"items", "minItems", "maxItems"}
+        if set(mine) - plain or set(theirs) - plain or "items" not in mine or "items" not in theirs:
+            return False
+        return self.disjoint_any(mine["items"], theirs["items"], 0)
+
     # --- the rewrite ------------------------------------------------------------------------
     def alternatives(self, branches: list[Any], own: list[Any]) -> list[Any] | None:
         parts = [[self.restrict(b, k) for k in KINDS] for b in branches]
@@ -260,6 +267,9 @@ class _Analysis:
         theirs = self.restrict(self.own[j], kind)
         if not isinstance(theirs, dict):
             return negate_kind(theirs, kind, self.flatten)
+        if kind == "array" and self.items_only_disjoint(mine, theirs):
+            # Every item of mine is outside theirs: they share the empty array at most.
+            return {"type": "array", "minItems": 1}
         extra: list[Any] = []
         if kind == "object" and _closed(theirs) and _closed(mine):
             # Inside closed ``mine``, "not closed to theirs" is "has one of mine's other keys".

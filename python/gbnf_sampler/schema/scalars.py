@@ -7,11 +7,12 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..limits import MAX_MULTIPLE_OF_STATES
-from ..regex import automata, lookaround, parser, tree
+from ..regex import assertions, automata, parser, tree
 from ..regex.tree import Chars, Node
 from . import number_ranges
 from .emit import Rules, any_number, any_string, dfa_string_rule, regex_string
-from .formats import FORMATS
+from .format_grammars import format_rule
+from .formats import COMPACT, FORMATS, GRAMMAR_FORMATS, REGULAR_SUBSETS
 from .refs import escape_pointer
 
 ANY_CHAR = Chars(((0, tree.MAX_CODEPOINT),))
@@ -59,9 +60,7 @@ def regex_node(pattern: Any, path: str, search: bool, reading: str = "both") -> 
     if not isinstance(pattern, str):
         raise Unsupported("pattern must be a string", path)
     try:
-        parsed = parser.parse(pattern, reading)
-        anchored = parser.anchor(parsed, search=search, reading=reading)
-        return lookaround.resolve(anchored, search=search)
+        return assertions.compile_pattern(parser.parse(pattern, reading), search, reading)
     except parser.RegexSyntaxError as err:
         raise Unsupported(f"pattern {pattern!r}: {err}", path) from None
 
@@ -110,9 +109,15 @@ def string_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> s
     hi = kw_int(schema, "maxLength", path)
     if hi is not None and hi < lo:
         return None
-    nodes = _string_constraints(schema, path)
+    grammar_format = _grammar_format(schema, lo, hi, path)
+    if grammar_format is not None:
+        return format_rule(rules, grammar_format, nonempty=lo == 1)
     excluded = schema.get("__not_in__", [])
     excluded_languages = schema.get("__not_strings__", [])
+    patterns = schema.get("__patterns__", [schema["pattern"]] if "pattern" in schema else [])
+    shared = len(patterns) + len(formats_of(schema)) > 1
+    compact = bool(lo or hi is not None or excluded or excluded_languages or shared)
+    nodes = _string_constraints(schema, path, compact)
     if excluded or excluded_languages:
         others = [widest_language(s, pointer(path, "__not_strings__")) for s in excluded_languages]
         return _automaton_string(rules, nodes, lo, hi, path, hint, excluded, others)
@@ -186,16 +191,61 @@ def widest_language(schema: Any, path: str) -> list[Node]:
     return parts or [tree.rep(ANY_CHAR, 0, None)]
 
 
-def _string_constraints(schema: dict[str, Any], path: str) -> list[Node]:
+def formats_of(schema: dict[str, Any]) -> list[str]:
+    """The ``format`` values of a (merged) string schema."""
+    formats = schema.get("__formats__", [schema["format"]] if "format" in schema else [])
+    return [f for f in dict.fromkeys(formats) if isinstance(f, str)]
+
+
+def _grammar_format(schema: dict[str, Any], lo: int, hi: int | None, path: str) -> str | None:
+    """The context-free format (``regex``, host names) when nothing but ``minLength`` <= 1
+    constrains the string besides it; None when there is none, or when a host name meets other
+    constraints (its regular part does, see ``format_nodes``); raises Unsupported otherwise."""
+    formats = formats_of(schema)
+    found = [f for f in formats if f in GRAMMAR_FORMATS]
+    if not found:
+        return None
+    others = [
+        k for k in ("pattern", "__patterns__", "__not_in__", "__not_strings__") if k in schema
+    ]
+    if len(formats) == 1 and not others and lo <= 1 and hi is None:
+        return found[0]
+    if all(f in REGULAR_SUBSETS for f in found):
+        return None
+    raise Unsupported(
+        f"format {found[0]!r} (a context-free grammar, not an automaton) combined with "
+        "another format, a pattern or a length cannot be expressed",
+        pointer(path, "format"),
+    )
+
+
+def format_nodes(schema: dict[str, Any], path: str, compact: bool = False) -> list[Node]:
+    """The regular formats of a string schema, as full-match trees (Unsupported for a
+    context-free one). ``compact``: the variants meant to meet other constraints."""
+    nodes: list[Node] = []
+    for fmt in formats_of(schema):
+        where = pointer(path, "format")
+        if fmt in REGULAR_SUBSETS:
+            nodes.append(regex_node(REGULAR_SUBSETS[fmt], where, search=False))
+        elif fmt in GRAMMAR_FORMATS:
+            raise Unsupported(
+                f"format {fmt!r} (context-free) combined with other string constraints cannot "
+                "be expressed",
+                where,
+            )
+        elif compact and fmt in COMPACT:
+            nodes.append(regex_node(COMPACT[fmt], where, search=False))
+        elif fmt in FORMATS:
+            nodes.append(regex_node(FORMATS[fmt], where, search=False))
+    return nodes
+
+
+def _string_constraints(schema: dict[str, Any], path: str, compact: bool) -> list[Node]:
     nodes: list[Node] = []
     patterns = schema.get("__patterns__", [schema["pattern"]] if "pattern" in schema else [])
     for pattern in dict.fromkeys(patterns):
         nodes.append(regex_node(pattern, f"{path}/pattern", search=True))
-    formats = schema.get("__formats__", [schema["format"]] if "format" in schema else [])
-    for fmt in dict.fromkeys(formats):
-        if isinstance(fmt, str) and fmt in FORMATS:
-            nodes.append(regex_node(FORMATS[fmt], f"{path}/format", search=False))
-    return nodes
+    return nodes + format_nodes(schema, path, compact)
 
 
 # --- numbers -------------------------------------------------------------------------------------

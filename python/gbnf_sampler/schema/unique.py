@@ -1,23 +1,25 @@
 """``uniqueItems`` over a small finite item language, as a grammar.
 
 Distinct items are not context-free in general, but when the items can only be one of k values
-(an ``enum``/``const``, ``boolean``, ``null``) the arrays of distinct items are a finite language:
-one rule per set S of values already written, ``S ::= "," v S+{v} | ...`` for every v not in S.
+(an ``enum``/``const``, ``boolean``, ``null``, integers within bounds of at most
+:data:`~gbnf_sampler.limits.MAX_UNIQUE_DOMAIN` values) the arrays of distinct items are a finite
+language: one rule per set S of values already written, ``S ::= "," v S+{v} | ...`` for every
+v not in S.
 That is 2^k rules at most (fewer with ``maxItems``), so k is capped by :data:`MAX_UNIQUE_STATES`.
 Elsewhere ``uniqueItems`` is reported (SchemaError when strict, dropped with a warning otherwise).
 """
 
 from __future__ import annotations
 
+import math
 from math import comb
 from typing import Any
 
-from ..limits import MAX_UNIQUE_STATES
+from ..limits import MAX_UNIQUE_DOMAIN, MAX_UNIQUE_STATES
 from .context import SubschemaCompiler
 from .emit import NEVER, wrap
 from .refs import type_set, value_key
 from .scalars import Unsupported, kw_int, pointer
-from .value_fits import value_fits
 
 
 def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] | None:
@@ -29,13 +31,55 @@ def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] 
         values = [flat["const"]] if "const" in flat else flat["enum"]
         if not isinstance(values, list):
             return None
-        kept = [v for v in values if value_fits(v, flat)]
-    else:
-        types = type_set(flat)
-        if types is None or not types <= {"boolean", "null"} or set(flat) - {"type"} - _NOTES:
+        verdicts = [conv.instances.check(v, flat) for v in values]
+        if None in verdicts:
             return None
-        kept = ([True, False] if "boolean" in types else []) + ([None] if "null" in types else [])
+        kept = [v for v, ok in zip(values, verdicts, strict=True) if ok]
+    else:
+        candidates = _small_domain(flat)
+        if candidates is None:
+            return None
+        verdicts = [conv.instances.check(v, flat) for v in candidates]
+        if None in verdicts:
+            return None
+        kept = [v for v, ok in zip(candidates, verdicts, strict=True) if ok]
     return list({value_key(v): v for v in kept}.values())
+
+
+def _small_domain(flat: dict[str, Any]) -> list[Any] | None:
+    """Every value of a schema typed null, boolean or integer within bounds of at most
+    :data:`MAX_UNIQUE_DOMAIN` integers (the other keywords are then checked value by value)."""
+    types = type_set(flat)
+    if types is None or not types <= {"boolean", "null", "integer"}:
+        return None
+    out: list[Any] = ([True, False] if "boolean" in types else []) + (
+        [None] if "null" in types else []
+    )
+    if "integer" in types:
+        lo, hi = (
+            _bound(flat, "minimum", "exclusiveMinimum", 1),
+            _bound(flat, "maximum", "exclusiveMaximum", -1),
+        )
+        if lo is None or hi is None or hi - lo + 1 > MAX_UNIQUE_DOMAIN:
+            return None
+        out += list(range(lo, hi + 1))
+    return out
+
+
+def _bound(flat: dict[str, Any], key: str, exclusive: str, step: int) -> int | None:
+    """The tightest integer bound from ``key`` (inclusive) and ``exclusive`` (None: none)."""
+    found: list[int] = []
+    for name, strict in ((key, False), (exclusive, True)):
+        value = flat.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        exact = math.ceil(value) if step > 0 else math.floor(value)
+        if strict and exact == value:
+            exact += step
+        found.append(exact)
+    if not found:
+        return None
+    return max(found) if step > 0 else min(found)
 
 
 _NOTES = frozenset({"title", "description", "default", "examples", "$comment"})
@@ -53,7 +97,7 @@ def unique_array_rule(
     if values is None:
         raise Unsupported(
             "uniqueItems cannot be expressed as a grammar unless the items are a small finite "
-            "set (enum, const, boolean, null)",
+            "set (enum, const, boolean, null, integers within a small minimum/maximum range)",
             where,
         )
     lo = kw_int(flat, "minItems", path, 0) or 0

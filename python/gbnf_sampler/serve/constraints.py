@@ -20,6 +20,11 @@ field (dialect)                        grammar
 ``guided_json`` etc. (older vLLM)      ``guided_json|regex|choice|grammar``
 ``format`` (Ollama)                    ``"json"``: a JSON object; a dict: JSON Schema
 =====================================  ==========================================
+
+A request may add ``"property_order": "any"`` (a gbnf-sampler extension; default ``"schema"``):
+every JSON Schema it carries (all the fields above but ``grammar``, ``regex``, ``choice`` and
+``tools``) then accepts an object's properties in any order (see
+:func:`gbnf_sampler.json_schema.schema_to_gbnf`).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any
 
 from ..grammar import Grammar
 from ..limits import SERVE_MAX_GRAMMAR_BYTES
+from ..schema.api import PROPERTY_ORDERS
 from ..structural import formats
 from ..structural.formats import ToolFormat
 from ..structural.openai import ChatConstraint
@@ -91,10 +97,21 @@ def _choices(param: str, value: Any) -> list[str]:
     return value
 
 
-def _schema(param: str, value: Any) -> Callable[[], Grammar]:
+def _schema_options(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema options a request body sets: ``property_order`` (checked: a 400 otherwise)."""
+    order = body.get("property_order")
+    if order is None:
+        return {}
+    if order not in PROPERTY_ORDERS:
+        choices = " or ".join(f'"{o}"' for o in PROPERTY_ORDERS)
+        raise bad_request(f"property_order must be {choices}, got {order!r}", "property_order")
+    return {"property_order": order}
+
+
+def _schema(param: str, value: Any, options: Mapping[str, Any]) -> Callable[[], Grammar]:
     if not isinstance(value, (Mapping, str, bool)):
         raise bad_request(f"{param} must be a JSON Schema object", param)
-    return lambda: Grammar.from_json_schema(value)
+    return lambda: Grammar.from_json_schema(value, **options)
 
 
 def _gbnf(param: str, value: Any) -> Callable[[], Grammar]:
@@ -112,35 +129,43 @@ def _choice(param: str, value: Any) -> Callable[[], Grammar]:
     return lambda: Grammar.from_choices(choices)
 
 
-_VLLM_BUILDERS = {"json": _schema, "regex": _regex, "choice": _choice, "grammar": _gbnf}
+_VLLM_BUILDERS = {"regex": _regex, "choice": _choice, "grammar": _gbnf}
 
 
-def _response_format(value: Any) -> Callable[[], Grammar | None] | None:
+def _vllm(kind: str, param: str, value: Any, options: Mapping[str, Any]) -> Callable[[], Grammar]:
+    if kind == "json":
+        return _schema(param, value, options)
+    return _VLLM_BUILDERS[kind](param, value)
+
+
+def _response_format(value: Any, options: Mapping[str, Any]) -> Callable[[], Grammar | None] | None:
     if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
         raise bad_request('response_format must be an object with a "type"', "response_format")
     if value["type"] == "text":
         return None
-    return lambda: Grammar.from_response_format(value)
+    return lambda: Grammar.from_response_format(value, **options)
 
 
-def _ollama_format(value: Any) -> Callable[[], Grammar] | None:
+def _ollama_format(value: Any, options: Mapping[str, Any]) -> Callable[[], Grammar] | None:
     if value in ("", None):
         return None
     if value == "json":
         return lambda: Grammar.from_json_schema(_JSON_OBJECT)
     if isinstance(value, Mapping):
-        return _schema("format", value)
+        return _schema("format", value, options)
     raise bad_request('format must be "json" or a JSON Schema object', "format")
 
 
-def _structured_outputs(body: Mapping[str, Any], found: list[Constraint]) -> None:
+def _structured_outputs(
+    body: Mapping[str, Any], found: list[Constraint], options: Mapping[str, Any]
+) -> None:
     value = body["structured_outputs"]
     if not isinstance(value, Mapping):
         raise bad_request("structured_outputs must be an object", "structured_outputs")
     for kind in _VLLM_KINDS:
         if value.get(kind) is not None:
             param = f"structured_outputs.{kind}"
-            found.append(Constraint(param, value[kind], _VLLM_BUILDERS[kind](param, value[kind])))
+            found.append(Constraint(param, value[kind], _vllm(kind, param, value[kind], options)))
     if value.get("json_object"):
         param = "structured_outputs.json_object"
         found.append(Constraint(param, True, lambda: Grammar.from_json_schema(_JSON_OBJECT)))
@@ -233,6 +258,7 @@ def _lazy_grammar(body: Mapping[str, Any]) -> Callable[[], Grammar] | None:
 def _candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constraint]:
     """The constraining fields of an OpenAI-style body (every dialect but Ollama's)."""
     found: list[Constraint] = []
+    schema_options = _schema_options(body)
 
     def add(param: str, builder: Callable[[], Grammar | None] | None) -> None:
         if builder is not None:
@@ -242,7 +268,7 @@ def _candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constrain
     if chat is not None:
         found.append(chat)
     elif body.get("response_format") is not None:
-        add("response_format", _response_format(body["response_format"]))
+        add("response_format", _response_format(body["response_format"], schema_options))
     lazy = _lazy_grammar(body)
     if lazy is not None:
         add("grammar", lazy)
@@ -250,13 +276,13 @@ def _candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Constrain
         add("grammar", _gbnf("grammar", body["grammar"]))
     for param in ("grammar_json_functions", "json_schema", "guided_json"):
         if body.get(param) is not None:
-            add(param, _schema(param, body[param]))
+            add(param, _schema(param, body[param], schema_options))
     for kind in ("regex", "choice", "grammar"):
         param = f"guided_{kind}"
         if body.get(param) is not None:
             add(param, _VLLM_BUILDERS[kind](param, body[param]))
     if body.get("structured_outputs") is not None:
-        _structured_outputs(body, found)
+        _structured_outputs(body, found, schema_options)
     return found
 
 
@@ -264,7 +290,7 @@ def _ollama_candidates(body: Mapping[str, Any], options: ChatOptions) -> list[Co
     """Ollama's ``format``, and its ``tools`` / ``think`` (read as OpenAI's ``tools`` and this
     package's ``reasoning``)."""
     found: list[Constraint] = []
-    builder = _ollama_format(body.get("format"))
+    builder = _ollama_format(body.get("format"), _schema_options(body))
     if builder is not None:
         found.append(Constraint("format", body["format"], builder))
     think = body.get("think")

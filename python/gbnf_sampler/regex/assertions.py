@@ -1,0 +1,281 @@
+"""Zero-width assertions anywhere in a pattern: ``^``/``$`` in the middle, ``\\b``/``\\B`` and
+lookbehind ``(?<=X)``/``(?<!X)``, compiled exactly into an automaton.
+
+Each assertion becomes a marker, a symbol outside Unicode that no character set matches, so the
+pattern's automaton reads strings of characters and markers. What an assertion asks is then a
+regular condition on where its marker may stand, checked by a small automaton run in product
+with the pattern's:
+
+* ``^``: no character before it (``$``: none after it; Python's ``$`` also before a final
+  ``\\n``, the "either" reading);
+* ``\\b``/``\\B``: the characters on both sides are (or are not) one word and one non-word
+  character (the string's ends count as non-word). ECMA-262's ``\\w`` is ASCII, Python's
+  Unicode: the "both" reading asks the boundary to hold under both, "either" under one;
+* ``(?<=X)``: the characters before it are in ``Σ*X`` (``(?<!X)``: are not); an ``X`` branch
+  that starts with ``^`` asks for exactly ``X`` before it.
+
+The markers are then erased (each becomes an empty move) and the automaton made deterministic
+again. Lookaheads next to these assertions are not supported (a clear error); a pattern with
+lookaheads only goes through :mod:`.lookaround`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..limits import MAX_DFA_STATES
+from . import automata, lookaround, parser, tree
+from .parser import RegexSyntaxError
+from .tree import Node, Ranges
+
+BOS, EOS, WORD_EDGE, NOT_WORD_EDGE = 0x110000, 0x110001, 0x110002, 0x110003
+FIRST_BEHIND = 0x110004  # lookbehind i is marker FIRST_BEHIND + i
+_ANY: Node = tree.Rep(tree.Chars(automata.ALL), 0, None)
+_ECMA_WORD: Ranges = parser.WORD
+
+
+def compile_pattern(parsed: Node, search: bool, reading: str = "both") -> Node:
+    """The tree of a parsed pattern with its anchors and assertions resolved: a plain tree,
+    or a :class:`tree.Lang` when an assertion needs an automaton."""
+    if not _needs_markers(parsed, search, reading):
+        return lookaround.resolve(parser.anchor(parsed, search, reading), search)
+    if tree.holds(_without_behind(parsed), tree.Look):
+        raise RegexSyntaxError(
+            "a lookahead together with a lookbehind, \\b/\\B or an inner '^'/'$' is not supported",
+            0,
+        )
+    try:
+        return tree.Lang(_Markers(reading).compile(parsed, search))
+    except automata.TooLarge as err:
+        raise RegexSyntaxError(f"assertions need too large an automaton ({err})", 0) from None
+
+
+def _needs_markers(node: Node, search: bool, reading: str) -> bool:
+    if _has(node, lambda n: isinstance(n, tree.Anchor) and n.kind in "bB"):
+        return True
+    if _has(node, lambda n: isinstance(n, tree.Look) and n.behind):
+        return True
+    try:
+        parser.anchor(node, search, reading)
+    except RegexSyntaxError:
+        return True  # an anchor that is not at an end of the pattern
+    return False
+
+
+def _has(node: Node, test: Callable[[Node], bool]) -> bool:
+    if test(node):
+        return True
+    if isinstance(node, (tree.Seq, tree.Alt)):
+        return any(_has(i, test) for i in node.items)
+    if isinstance(node, tree.Rep):
+        return _has(node.item, test)
+    if isinstance(node, tree.Look):
+        return _has(node.body, test)
+    return False
+
+
+def _plain(node: Node) -> bool:
+    return not _has(node, lambda n: isinstance(n, (tree.Anchor, tree.Look)))
+
+
+def trim_search_ends(node: Node) -> Node:
+    """The same search language with less counting at the ends: next to the ``.*`` of a search,
+    ``x{m,n}`` is ``x{m}`` (``.*x{m,n}`` = ``.*x{m}``) and ``x{0,n}`` is nothing, for items
+    without assertions. ``[a-z]{1,256}\\.[a-z]+\\b`` would otherwise count to 256 in the
+    deterministic automaton of every start position."""
+    items = list(node.items) if isinstance(node, tree.Seq) else [node]
+    for end in (0, -1):
+        while items:
+            rep = items[end]
+            if not isinstance(rep, tree.Rep) or not _plain(rep):
+                break
+            if rep.min > 0:
+                if rep.max != rep.min:
+                    items[end] = tree.Rep(rep.item, rep.min, rep.min)
+                break
+            items.pop(end)
+    return tree.seq(*items) if items else tree.EMPTY
+
+
+def _without_behind(node: Node) -> Node:
+    if isinstance(node, tree.Look) and node.behind:
+        return tree.EMPTY
+    if isinstance(node, tree.Seq):
+        return tree.Seq(tuple(_without_behind(i) for i in node.items))
+    if isinstance(node, tree.Alt):
+        return tree.Alt(tuple(_without_behind(i) for i in node.items))
+    if isinstance(node, tree.Rep):
+        return tree.Rep(_without_behind(node.item), node.min, node.max)
+    return node
+
+
+class _Markers:
+    def __init__(self, reading: str) -> None:
+        self.reading = reading
+        self.behind: list[tree.Look] = []
+
+    def compile(self, parsed: Node, search: bool) -> automata.Dfa:
+        marked = self.mark(trim_search_ends(parsed) if search else parsed)
+        if search:
+            marked = tree.seq(_ANY, marked, _ANY)
+        dfa = automata.from_regex(marked)
+        dfa = automata.intersect(dfa, self.edges())
+        dfa = automata.intersect(dfa, self.boundaries())
+        for i, look in enumerate(self.behind):
+            dfa = automata.minimize(automata.intersect(dfa, self.lookbehind(i, look)))
+        return automata.minimize(erase_markers(dfa))
+
+    def mark(self, node: Node) -> Node:
+        """``node`` with its assertions replaced by markers."""
+        if isinstance(node, tree.Anchor):
+            marker = {"^": BOS, "$": EOS, "b": WORD_EDGE, "B": NOT_WORD_EDGE}[node.kind]
+            return tree.char(marker)
+        if isinstance(node, tree.Look):
+            self.behind.append(node)
+            return tree.char(FIRST_BEHIND + len(self.behind) - 1)
+        if isinstance(node, tree.Seq):
+            return tree.Seq(tuple(self.mark(i) for i in node.items))
+        if isinstance(node, tree.Alt):
+            return tree.Alt(tuple(self.mark(i) for i in node.items))
+        if isinstance(node, tree.Rep):
+            return tree.Rep(self.mark(node.item), node.min, node.max)
+        return node
+
+    def markers(self) -> Ranges:
+        return ((BOS, FIRST_BEHIND + max(len(self.behind), 1) - 1),)
+
+    def edges(self) -> automata.Dfa:
+        """``^`` before any character, ``$`` after all (Python: or before a final newline)."""
+        others = tree.subtract(self.markers(), ((BOS, EOS),))
+        chars = automata.ALL
+        start = {0: tree.normalize(((BOS, BOS), *others)), 1: chars, 2: ((EOS, EOS),)}
+        middle = {1: tree.normalize((*chars, *others)), 2: ((EOS, EOS),)}
+        end: dict[int, Ranges] = {2: tree.normalize(((EOS, EOS), *others))}
+        if self.reading == "either":
+            end[3] = ((0x0A, 0x0A),)
+        return automata.Dfa([start, middle, end, {}], {0, 1, 2, 3})
+
+    def boundaries(self) -> automata.Dfa:
+        """``\\b``/``\\B``: states (class of the previous character, classes the next may have)."""
+        return _BoundaryAutomaton(self.reading, self.markers()).build()
+
+    def lookbehind(self, i: int, look: tree.Look) -> automata.Dfa:
+        """Marker i only where the characters before it end with (or, negated, do not end
+        with) a match of the body."""
+        body = parser.strip_anchor(look.body, "^", _ANY, tree.EMPTY)
+        if parser.has_anchor(body) or tree.holds(body, tree.Look):
+            raise RegexSyntaxError(
+                "'$', \\b, an inner '^' or a lookaround inside a lookbehind is not supported", 0
+            )
+        prefix = automata.from_regex(parser.simplify(body))
+        marker = FIRST_BEHIND + i
+        others = tree.subtract(self.markers(), ((marker, marker),))
+        dead = len(prefix.trans)
+        trans: list[dict[int, Ranges]] = []
+        for s, row in enumerate([*prefix.trans, {}]):
+            new: dict[int, Ranges] = {t: r for t, r in row.items()}
+            covered = tree.normalize(r for ranges in row.values() for r in ranges)
+            rest = tree.complement(covered) if s < dead else automata.ALL
+            if rest:
+                new[dead] = tree.normalize((*new.get(dead, ()), *rest))
+            loops = list(others)
+            if (s in prefix.accept) != look.negate:
+                loops.append((marker, marker))
+            if loops:
+                new[s] = tree.normalize((*new.get(s, ()), *loops))
+            trans.append(new)
+        return automata.Dfa(trans, set(range(dead + 1)))
+
+
+class _BoundaryAutomaton:
+    """Word boundaries. A class of characters: 0 non-word under both readings (and the string's
+    ends), 1 word under both, 2 word to Python only (non-ASCII letters and digits)."""
+
+    def __init__(self, reading: str, markers: Ranges) -> None:
+        self.reading = reading
+        self.markers = markers
+        python_word = parser._python_shorthands()["w"]
+        self.classes: list[Ranges] = [
+            tree.complement(tree.normalize((*_ECMA_WORD, *python_word))),
+            _ECMA_WORD,
+            tree.subtract(python_word, _ECMA_WORD),
+        ]
+
+    def holds(self, prev: int, nxt: int, want: bool) -> bool:
+        ecma = (prev == 1) != (nxt == 1)
+        python = (prev != 0) != (nxt != 0)
+        both = (ecma == want, python == want)
+        return all(both) if self.reading == "both" else any(both)
+
+    def build(self) -> automata.Dfa:
+        # State (prev class, allowed next classes as a frozenset).
+        states: dict[tuple[int, frozenset[int]], int] = {}
+        order: list[tuple[int, frozenset[int]]] = []
+        trans: list[dict[int, Ranges]] = []
+        everything = frozenset(range(3))
+
+        def index(state: tuple[int, frozenset[int]]) -> int:
+            if state not in states:
+                if len(order) >= MAX_DFA_STATES:
+                    raise automata.TooLarge(f"more than {MAX_DFA_STATES} DFA states")
+                states[state] = len(order)
+                order.append(state)
+            return states[state]
+
+        index((0, everything))
+        while len(trans) < len(order):
+            prev, allowed = order[len(trans)]
+            row: dict[int, list[tuple[int, int]]] = {}
+            for cls in allowed:
+                target = index((cls, everything))
+                row.setdefault(target, []).extend(self.classes[cls])
+            for marker, want in ((WORD_EDGE, True), (NOT_WORD_EDGE, False)):
+                narrowed = frozenset(c for c in allowed if self.holds(prev, c, want))
+                row.setdefault(index((prev, narrowed)), []).append((marker, marker))
+            other = tree.subtract(self.markers, ((WORD_EDGE, NOT_WORD_EDGE),))
+            row.setdefault(len(trans), []).extend(other)
+            trans.append({t: tree.normalize(r) for t, r in row.items()})
+        accept = {i for i, (_, allowed) in enumerate(order) if 0 in allowed}
+        return automata.Dfa(trans, accept)
+
+
+def erase_markers(dfa: automata.Dfa) -> automata.Dfa:
+    """The automaton of the same strings with the markers (code points past Unicode) deleted:
+    marker moves become empty moves, and the subset construction makes it deterministic."""
+
+    def closure(states: frozenset[int]) -> frozenset[int]:
+        out = set(states)
+        todo = list(states)
+        while todo:
+            s = todo.pop()
+            for t, ranges in dfa.trans[s].items():
+                if any(hi > tree.MAX_CODEPOINT for _, hi in ranges) and t not in out:
+                    out.add(t)
+                    todo.append(t)
+        return frozenset(out)
+
+    first = closure(frozenset([0]))
+    index = {first: 0}
+    order = [first]
+    trans: list[dict[int, Ranges]] = []
+    while len(trans) < len(order):
+        edges = [
+            (tree.intersect(r, automata.ALL), t)
+            for s in order[len(trans)]
+            for t, r in dfa.trans[s].items()
+        ]  # (the markers' code points are past automata.ALL: left out here)
+        row: dict[int, list[tuple[int, int]]] = {}
+        for ranges, targets in automata.partition([(r, t) for r, t in edges if r]):
+            closed = closure(targets)
+            if closed not in index:
+                if len(order) >= MAX_DFA_STATES:
+                    raise automata.TooLarge(f"more than {MAX_DFA_STATES} DFA states")
+                index[closed] = len(order)
+                order.append(closed)
+            row.setdefault(index[closed], []).extend(ranges)
+        trans.append({t: tree.normalize(r) for t, r in row.items()})
+    accept = {i for i, states in enumerate(order) if states & dfa.accept}
+    return automata.Dfa(trans, accept)
+
+
+__all__ = ["compile_pattern", "erase_markers"]
