@@ -39,5 +39,6 @@ def test_cli_checks_every_example(
     from gbnf_sampler.cli import main
 
     assert main(["check", *[str(llama_grammars[n]) for n in EXPECTED]]) == 0
-    captured = capsys.readouterr()
-    assert captured.err == ""
+    # No errors; the doctor's warnings are allowed (c.gbnf's root may be empty, and it says so).
+    diagnostics = [line for line in capsys.readouterr().err.splitlines() if ": " in line]
+    assert not [line for line in diagnostics if "error[" in line]
