@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -43,6 +44,11 @@ import httpx
 import gbnf_sampler as gs
 from gbnf_sampler.llama.models import default_model_path
 
+# Our server with jump-forward off, and verifying every drafted token (--jump-forward).
+JUMP_FORWARD_VARIANTS = {
+    "ours: schema, max-draft 0": ["--max-draft", "0"],
+    "ours: schema, draft-all": ["--draft-all"],
+}
 PROMPT = "Inventory export, one JSON document:\n"
 WORDS = ["apples", "bolts", "cables", "drills", "essays", "fabric", "gears", "hinges"]
 
@@ -102,7 +108,7 @@ def _body(mode: str, schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     body: dict[str, Any] = {"prompt": PROMPT, "max_tokens": max_tokens, "temperature": 0}
     if mode == "unconstrained":
         body["ignore_eos"] = True
-    elif mode == "ours: schema":
+    elif mode.startswith("ours: schema"):
         body["guided_json"] = schema
     else:
         body["grammar"] = gs.Grammar.from_json_schema(schema).to_gbnf()
@@ -219,7 +225,11 @@ def table(results: dict[str, Any], ttft: dict[str, float], args: argparse.Namesp
 
 
 def chart(results: dict[str, Any], args: argparse.Namespace, path: Path) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ModuleNotFoundError:
+        print("no chart: matplotlib is not installed (pip install matplotlib)")
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -250,27 +260,24 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", default="bench/results")
     parser.add_argument("--skip-llama-cpp-python", action="store_true")
+    parser.add_argument(
+        "--jump-forward",
+        action="store_true",
+        help="add two servers: ours with --max-draft 0 (jump-forward off) and with --draft-all",
+    )
     args = parser.parse_args()
     args.concurrency = [int(c) for c in args.concurrency.split(",")]
     model = str(default_model_path())
     parallel = max(args.concurrency)
     ours_port, theirs_port = _free_port(), _free_port()
-    ours_cmd = [
-        sys.executable,
-        "-m",
-        "gbnf_sampler",
-        "serve",
-        "--model",
-        model,
-        "--port",
-        str(ours_port),
-        "--parallel",
-        str(parallel),
-        "--ctx",
-        "1024",
-        "--threads",
-        str(args.threads),
-    ]
+
+    def ours_cmd(port: int, *flags: str) -> list[str]:
+        return [
+            *(sys.executable, "-m", "gbnf_sampler", "serve", "--model", model),
+            *("--port", str(port), "--parallel", str(parallel), "--ctx", "1024"),
+            *("--threads", str(args.threads), *flags),
+        ]
+
     theirs_cmd = [
         sys.executable,
         "-m",
@@ -286,13 +293,17 @@ def main() -> None:
         "--n_threads_batch",
         str(args.threads),
     ]
-    with server(ours_cmd, ours_port, "/health") as ours:
+    with contextlib.ExitStack() as stack:
+        ours = stack.enter_context(server(ours_cmd(ours_port), ours_port, "/health"))
         urls = {"unconstrained": ours, "ours: schema": ours}
-        if args.skip_llama_cpp_python:
-            results = run_throughput(urls, args)
-        else:
-            with server(theirs_cmd, theirs_port, "/v1/models") as theirs:
-                results = run_throughput({**urls, "llama-cpp-python": theirs}, args)
+        if args.jump_forward:
+            for label, flags in JUMP_FORWARD_VARIANTS.items():
+                port = _free_port()
+                urls[label] = stack.enter_context(server(ours_cmd(port, *flags), port, "/health"))
+        if not args.skip_llama_cpp_python:
+            theirs = stack.enter_context(server(theirs_cmd, theirs_port, "/v1/models"))
+            urls["llama-cpp-python"] = theirs
+        results = run_throughput(urls, args)
         ttft = run_ttft(ours, args.ttft_runs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

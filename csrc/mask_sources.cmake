@@ -18,4 +18,5 @@ set(GBNF_MASK_SOURCES
   csrc/mask/thread_pool.cc
   csrc/mask/batch.cc
   csrc/mask/whitespace_filter.cc
+  csrc/mask/draft_plan.cc
 )

@@ -24,6 +24,7 @@
 #include "gbnf_sampler/batch.h"
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
+#include "mask/draft_plan.h"
 #include "mask/thread_pool.h"
 
 namespace py = pybind11;
@@ -61,6 +62,14 @@ void FillMask(PyTokenMatcher& m, const py::object& bitmask_obj, int64_t index, b
 bool AcceptToken(PyTokenMatcher& m, TokenId token_id) {
   const size_t length = m.compiled().vocab().Token(token_id).size();  // VocabError if outside
   return Run(m, length, [token_id](TokenMatcher& self) { return self.AcceptToken(token_id); });
+}
+
+std::vector<bool> PlanDraftFor(PyTokenMatcher& m, const std::vector<int32_t>& tokens) {
+  std::unique_ptr<bool[]> only(new bool[tokens.size() + 1]());
+  const size_t n = Run(m, kReleaseGilWork, [&](TokenMatcher& self) {
+    return PlanDraft(self, tokens.data(), tokens.size(), only.get());
+  });
+  return std::vector<bool>(only.get(), only.get() + n);
 }
 
 // Cores this process may run on (its CPU affinity; the shared pool is sized by the machine).
@@ -199,6 +208,7 @@ void BindMask(py::module_& m) {
              return py::bytes(
                  Run(self, kReleaseGilWork, [](TokenMatcher& t) { return t.ForcedBytes(); }));
            })
+      .def("plan_draft", &PlanDraftFor, py::arg("tokens"))
       .def("fill_mask",
            [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
              FillMask(self, bitmask, index, false);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "mask/draft_plan.h"
 #include "support/bits.h"
 
 namespace gbnf::llama {
@@ -171,15 +172,7 @@ size_t AcceptablePrefix(const SamplerContext& ctx, const int32_t* tokens, size_t
 }
 
 size_t PlanDraft(const SamplerContext& ctx, const int32_t* tokens, size_t count, bool* only) {
-  TokenMatcher probe = ctx.matcher.Fork();
-  std::vector<uint32_t> words(probe.MaskWords(), 0);
-  for (size_t i = 0; i < count; ++i) {
-    if (!InVocab(probe, tokens[i])) return i;
-    probe.FillMask(words.data(), words.size());
-    if (!Allowed(words, tokens[i]) || !probe.AcceptToken(tokens[i])) return i;
-    only[i] = CountAllowed(words) == 1;
-  }
-  return count;
+  return gbnf::PlanDraft(ctx.matcher, tokens, count, only);
 }
 
 namespace {

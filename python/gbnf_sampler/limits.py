@@ -91,6 +91,7 @@ SERVE_DEFAULT_PARALLEL = 4
 SERVE_DEFAULT_QUEUE = 64
 SERVE_DEFAULT_CTX = 4096
 SERVE_PREFILL_CHUNK = 512
+SERVE_MAX_CHOICES = 16  # a request's n: each choice takes a place of --parallel + --queue
 # Jump-forward on llama.cpp: draft tokens evaluated in one batch with a sampled token. 6 keeps
 # the batch at 7 tokens, the most that llama.cpp's CPU kernels compute exactly as one token at a
 # time (flash attention on, weights not repacked; measured on llama-cpp-python 0.3.36).
@@ -387,6 +388,12 @@ LIMITS: tuple[Limit, ...] = (
         "`gbnf-sampler serve --ctx` (HTTP 400 `context_length_exceeded`)",
     ),
     Limit(
+        "server: choices per request (`n`)",
+        SERVE_MAX_CHOICES,
+        "",
+        "fixed (HTTP 400; each choice takes a slot or a queue place)",
+    ),
+    Limit(
         "server: prompt tokens evaluated per slot per step",
         SERVE_PREFILL_CHUNK,
         "tokens",
@@ -396,7 +403,7 @@ LIMITS: tuple[Limit, ...] = (
         "jump-forward draft tokens verified per batch",
         DEFAULT_MAX_DRAFT_TOKENS,
         "tokens",
-        "`gs.llama.generate(max_draft=...)`",
+        "`gs.llama.generate(max_draft=...)`, `gbnf-sampler serve --max-draft`",
     ),
 )
 
@@ -466,6 +473,7 @@ __all__ = [
     "SERVE_DEFAULT_PARALLEL",
     "SERVE_DEFAULT_QUEUE",
     "SERVE_MAX_BODY_BYTES",
+    "SERVE_MAX_CHOICES",
     "SERVE_MAX_GRAMMAR_BYTES",
     "SERVE_PREFILL_CHUNK",
     "GrammarLimits",

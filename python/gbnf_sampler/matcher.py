@@ -219,6 +219,16 @@ class Matcher:
         choice or the sentence may end here). Does not change the state."""
         return bytes(self._core.forced_bytes())
 
+    def plan_draft(self, token_ids: Sequence[int]) -> list[bool]:
+        """Checks a jump-forward draft (e.g. the tokens of :meth:`forced_bytes`) from the
+        current state, which is left unchanged: one entry per token of the longest prefix the
+        grammar accepts in turn, True where that token is the only one the grammar allows at its
+        position (a model's logits there are not needed to pick it)."""
+        core = self._token_level("plan_draft")
+        size = self._compiled.vocab_size if self._compiled is not None else 0
+        ids = [check_token_id(t, size, f"token_ids[{i}]") for i, t in enumerate(token_ids)]
+        return [bool(b) for b in core.plan_draft(ids)]
+
     def explain(self, data: bytes | bytearray | memoryview | Sequence[int]) -> Explanation:
         """Why ``data`` (bytes, or token ids for a token-level matcher) is refused from the
         current state: where it leaves the grammar, what would have been accepted there, and

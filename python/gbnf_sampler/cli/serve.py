@@ -7,7 +7,12 @@ import os
 from typing import Any, TextIO
 
 from ..errors import UnknownFormatError
-from ..limits import SERVE_DEFAULT_CTX, SERVE_DEFAULT_PARALLEL, SERVE_DEFAULT_QUEUE
+from ..limits import (
+    DEFAULT_MAX_DRAFT_TOKENS,
+    SERVE_DEFAULT_CTX,
+    SERVE_DEFAULT_PARALLEL,
+    SERVE_DEFAULT_QUEUE,
+)
 from ..structural import formats
 from .status import EXIT_OK, EXIT_USAGE
 
@@ -57,6 +62,8 @@ def run_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         api_key=args.api_key or os.environ.get("GBNF_SAMPLER_API_KEY") or None,
         progress=True,
         tool_format=args.tool_format,
+        max_draft=args.max_draft,
+        draft_all=args.draft_all,
     )
     return EXIT_OK
 
@@ -101,6 +108,20 @@ def add_serve_parser(commands: Any) -> argparse.ArgumentParser:
         + ", ".join(formats.names())
         + "); default: the one the GGUF's chat template shows, else one by the model's "
         "architecture (gemma for Gemma 3), else hermes",
+    )
+    cmd.add_argument(
+        "--max-draft",
+        type=_non_negative,
+        default=DEFAULT_MAX_DRAFT_TOKENS,
+        metavar="N",
+        help="jump-forward: tokens of text the grammar forces verified per request and step "
+        "(0: off; the output is the same either way)",
+    )
+    cmd.add_argument(
+        "--draft-all",
+        action="store_true",
+        help="verify every drafted token, not only the part that pays by the CPU cost model "
+        "(for GPUs, where extra rows of logits are nearly free)",
     )
     cmd.set_defaults(run=run_serve)
     return cmd

@@ -17,7 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..limits import SERVE_DEFAULT_CTX, SERVE_DEFAULT_PARALLEL, SERVE_DEFAULT_QUEUE
+from ..limits import (
+    DEFAULT_MAX_DRAFT_TOKENS,
+    SERVE_DEFAULT_CTX,
+    SERVE_DEFAULT_PARALLEL,
+    SERVE_DEFAULT_QUEUE,
+)
 from ..llama.compiled import vocab_for
 from ..llama.models import default_model_path, load_llama
 from ..structural import formats
@@ -38,6 +43,8 @@ def build_app(
     threads: int | None = None,
     progress: bool = False,
     tool_format: str | ToolFormat | None = None,
+    max_draft: int = DEFAULT_MAX_DRAFT_TOKENS,
+    draft_all: bool = False,
 ) -> Any:
     """Loads ``model`` (a GGUF path, or "default" for the embedded Gemma 3 270M) and returns the
     server's ASGI app: ``parallel`` slots of ``ctx`` tokens each, ``queue`` requests waiting,
@@ -46,12 +53,17 @@ def build_app(
     GGUF's chat template shows, else one by its architecture (``gemma`` for Gemma 3, as the
     embedded model has no chat template), else ``hermes``. An unknown name raises
     :class:`~gbnf_sampler.errors.UnknownFormatError` (listing the known ones) before the model
-    is loaded."""
+    is loaded. ``max_draft``: jump-forward draft tokens verified per sequence and step (0
+    turns jump-forward off; the output is the same either way); ``draft_all`` verifies every
+    drafted token instead of the part that pays by the CPU cost model (for accelerators, where
+    extra rows of logits are nearly free)."""
     if tool_format is not None:
         tool_format = formats.get(tool_format)
     llm = load_llama(model, n_ctx=256, progress=progress)
     path = default_model_path() if model in (None, "default") else Path(str(model))
-    engine = Engine(llm, vocab_for(llm), parallel, ctx, queue, threads)
+    engine = Engine(
+        llm, vocab_for(llm), parallel, ctx, queue, threads, max_draft, adaptive_draft=not draft_all
+    )
     return create_app(llm, engine, model_path=path, api_key=api_key, tool_format=tool_format)
 
 

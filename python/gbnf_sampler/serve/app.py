@@ -102,6 +102,11 @@ async def health(request: Request) -> Response:
             "slots_busy": engine.busy_slots(),
             "queued": max(0, engine.outstanding - engine.busy_slots()),
             "cancelled": engine.cancelled,
+            "jump_forward": {
+                "max_draft": engine.max_draft,
+                "draft_tokens": engine.draft_tokens,
+                "kept_tokens": engine.kept_tokens,
+            },
             "tool_format": state.tool_format.name if state.tool_format else None,
             "tool_format_source": state.tool_format_source,
         }

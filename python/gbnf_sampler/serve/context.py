@@ -24,14 +24,24 @@ class DecodeError(RuntimeError):
 
 class BatchContext:
     """A context with ``slots`` sequences of ``ctx_per_slot`` tokens each, and one reusable
-    ``llama_batch`` of up to ``capacity`` tokens."""
+    ``llama_batch`` of up to ``capacity`` tokens: ``per_step`` tokens of each generating
+    sequence (its sampled token and a jump-forward draft) and a chunk of prompts. Flash
+    attention follows ``llm``'s setting (on for a model from ``gs.llama.load_llama``: a token's
+    logits then do not depend on the batch it is in, which exact jump-forward relies on)."""
 
-    def __init__(self, llm: Any, slots: int, ctx_per_slot: int, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        slots: int,
+        ctx_per_slot: int,
+        threads: int | None = None,
+        per_step: int = 1,
+    ) -> None:
         import llama_cpp
 
         self._llama = llama_cpp
         self.slots = slots
-        self.capacity = SERVE_PREFILL_CHUNK + slots
+        self.capacity = SERVE_PREFILL_CHUNK + slots * per_step
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = slots * ctx_per_slot
         params.n_batch = self.capacity
@@ -39,6 +49,7 @@ class BatchContext:
         params.n_seq_max = slots
         params.kv_unified = False
         params.swa_full = True
+        params.flash_attn_type = llm.context_params.flash_attn_type
         params.no_perf = True
         params.n_threads = threads or llm.context_params.n_threads
         params.n_threads_batch = threads or llm.context_params.n_threads_batch

@@ -14,7 +14,10 @@ thread owns the context. Each step it
    while ``llama_decode`` runs (both release the GIL), applies them with
    :func:`gs.apply_bitmask` to the logits rows, samples each row with its request's settings
    and advances each grammar over its token,
-5. streams each new token's text to its request's asyncio queue; a request whose reasoning
+5. jump-forward: where a grammar forces text, its tokens are drafted after the sequence's
+   sampled token in the same batch and kept only as far as the sampler picks them itself
+   (:mod:`.drafts`: the output is that of plain decoding),
+6. streams each new token's text to its request's asyncio queue; a request whose reasoning
    budget is spent gets the think section's closing text forced (its tokens checked against
    the grammar, then evaluated with the next batch as prompt tokens are).
 """
@@ -26,9 +29,8 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,81 +39,22 @@ from ..compiled import compile
 from ..errors import GbnfSamplerError
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask, apply_bitmask
-from ..limits import DEFAULT_MAX_STATE_SIZE
+from ..limits import DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_STATE_SIZE
+from ..llama.speculative import Draft
 from ..matcher import Matcher, fill_masks
 from ..structural.budget import BudgetTracker
-from ..structural.formats import ReasoningBudget
 from ..vocab import Vocab
 from .context import BatchContext
+from .drafts import SlotDraft, fill_draft_masks, fill_one, may_draft, plan
 from .errors import ApiError, from_constraint_error
+from .jobs import Event, Job, Slot
+from .logprobs import TokenLogprob, entry, row_stats
 from .sampling import SamplingParams, sample
 from .text import TextStream
 
 logger = logging.getLogger(__name__)
 
 CompileHook = Callable[[str, Any], None]
-
-
-@dataclass
-class Event:
-    """What the decode thread tells a request: ``"text"`` (``text``), ``"done"``
-    (``finish_reason``) or ``"error"`` (``error``)."""
-
-    kind: str
-    text: str = ""
-    finish_reason: str | None = None
-    error: ApiError | None = None
-
-
-@dataclass
-class Job:
-    """One generation request as the engine sees it."""
-
-    prompt: list[int]
-    matcher: Matcher | None
-    params: SamplingParams
-    loop: asyncio.AbstractEventLoop
-    budget: ReasoningBudget | None = None  # forced closing of the think section
-    budget_tokens: list[int] = field(default_factory=list)  # budget.end, tokenized
-    queue: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
-    cancelled: bool = False
-    ended: bool = False  # released by the asyncio side
-    completion_tokens: int = 0
-    forced_tokens: int = 0  # of completion_tokens, placed by the reasoning budget
-    cached_tokens: int = 0
-    created: float = field(default_factory=time.perf_counter)
-    admitted: float = 0.0
-    first_token: float = 0.0
-    finished: float = 0.0
-
-    def push(self, event: Event) -> None:
-        try:
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
-        except RuntimeError:  # the event loop is closed: nobody is listening any more
-            self.cancelled = True
-
-    async def events(self) -> AsyncIterator[Event]:
-        """The job's events until it ends (the last one is ``done`` or ``error``)."""
-        while True:
-            event = await self.queue.get()
-            yield event
-            if event.kind != "text":
-                return
-
-
-@dataclass
-class Slot:
-    """A sequence of the context: the tokens in its KV cells, and the job using it."""
-
-    seq: int
-    cached: list[int] = field(default_factory=list)
-    job: Job | None = None
-    pending: list[int] = field(default_factory=list)  # prompt tokens not yet evaluated
-    last: int | None = None  # sampled, not yet evaluated
-    row: int = -1  # output row in the current batch
-    rng: np.random.Generator | None = None
-    text: TextStream = field(default_factory=TextStream)
-    tracker: BudgetTracker | None = None
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -134,14 +77,22 @@ class Engine:
         ctx: int,
         queue: int,
         threads: int | None = None,
+        max_draft: int = DEFAULT_MAX_DRAFT_TOKENS,
+        adaptive_draft: bool = True,
     ) -> None:
-        if parallel < 1 or queue < 0 or ctx < 16:
+        if parallel < 1 or queue < 0 or ctx < 16 or max_draft < 0:
             raise ValueError(
-                f"need parallel >= 1, queue >= 0, ctx >= 16; got {parallel}, {queue}, {ctx}"
+                "need parallel >= 1, queue >= 0, ctx >= 16, max_draft >= 0; got "
+                f"{parallel}, {queue}, {ctx}, {max_draft}"
             )
         self.llm = llm
         self.vocab = vocab
-        self.context = BatchContext(llm, parallel, ctx, threads)
+        self.max_draft = max_draft  # jump-forward draft tokens per sequence and step (0: off)
+        # Evaluate only the part of a draft that pays by the CPU cost model of DraftLength (a
+        # row of logits over a 262k vocabulary costs about a decode); False: every draft token,
+        # for accelerators where extra rows are nearly free.
+        self.adaptive_draft = adaptive_draft
+        self.context = BatchContext(llm, parallel, ctx, threads, 1 + max_draft)
         if vocab.size != self.context.n_vocab:
             raise ValueError(
                 f"vocabulary has {vocab.size} tokens, the model {self.context.n_vocab}"
@@ -157,13 +108,14 @@ class Engine:
         self.compile_pool = ThreadPoolExecutor(4, thread_name_prefix="gbnf-serve-compile")
         self.token_pool = ThreadPoolExecutor(1, thread_name_prefix="gbnf-serve-tokenize")
         self.mask_pool = ThreadPoolExecutor(1, thread_name_prefix="gbnf-serve-mask")
-        self.masks = allocate_bitmask(parallel, vocab.size)
-        self.full_masks = allocate_bitmask(parallel, vocab.size)
+        self.masks = allocate_bitmask(parallel * (1 + max_draft), vocab.size)  # by output row
         self.scratch = allocate_bitmask(1, vocab.size)
         self.eos = np.asarray(sorted(set(vocab.eos_ids)), dtype=np.int64)
         self.eos_clear = (~np.left_shift(np.int64(1), self.eos % 32)).astype(np.int32)
         self.steps = 0  # decode calls so far
         self.cancelled = 0  # jobs dropped because their client went away
+        self.draft_tokens = 0  # jump-forward draft tokens evaluated, all requests
+        self.kept_tokens = 0  # of those, kept
         self.thread = threading.Thread(target=self._run, name="gbnf-serve-decode", daemon=True)
         # The first grammar compiled for a vocabulary also builds the vocabulary's own tables
         # (~0.1 s on a 262k vocabulary): done now, not in the first request's time to first token.
@@ -228,6 +180,10 @@ class Engine:
             raise
         except (GbnfSamplerError, ValueError, TypeError, RecursionError) as e:
             raise from_constraint_error(e, param) from e
+
+    def tokenize_draft(self, text: bytes) -> list[int]:
+        """Tokens of forced text (no BOS; special tokens' text as text, as a model writes it)."""
+        return [int(t) for t in self.llm.tokenize(text, False, False)]
 
     def tokenize_text(self, text: str) -> list[int]:
         """Tokens of a piece of output (no BOS; special tokens as tokens)."""
@@ -303,7 +259,7 @@ class Engine:
 
     def _start(self, slot: Slot, job: Job) -> None:
         keep = min(_common_prefix(slot.cached, job.prompt), len(job.prompt) - 1)
-        if keep < len(slot.cached) and not self.context.keep_prefix(slot.seq, keep):
+        if not self.context.keep_prefix(slot.seq, keep):  # also drops unverified draft cells
             keep = 0
         slot.cached = slot.cached[:keep]
         slot.pending = job.prompt[keep:]
@@ -311,6 +267,8 @@ class Engine:
         slot.rng = job.params.rng()
         slot.text = TextStream(list(job.params.stop))
         slot.tracker = BudgetTracker(job.budget) if job.budget is not None else None
+        slot.draft = SlotDraft()
+        slot.stats, slot.entry, slot.unsent = None, None, []
         job.cached_tokens = keep
         job.admitted = time.perf_counter()
 
@@ -331,16 +289,39 @@ class Engine:
         finally:
             constrained = self._filled(pending, constrained)
         self.steps += 1
+        self._row_stats(logits, outputs)
         self._apply_masks(logits, constrained)
         self._sample(logits, [s for s in outputs if s.job is not None])
 
     def _add_generating(self) -> None:
+        """Adds each generating sequence's sampled token, and its draft after it."""
         for slot in self.slots:
             slot.row = -1
-            if slot.job is not None and slot.last is not None:
-                slot.row = self.context.add(slot.last, len(slot.cached), slot.seq, True)
-                slot.cached.append(slot.last)
-                slot.last = None
+            slot.draft.clear()
+            if slot.job is None or slot.last is None:
+                continue
+            draft = slot.draft
+            draft.draft = self._plan(slot, slot.job)
+            tokens = [slot.last, *draft.draft.tokens]
+            outputs = [not alone for alone in draft.draft.only] + [True]
+            start = len(slot.cached)
+            for i, (token, output) in enumerate(zip(tokens, outputs, strict=True)):
+                draft.rows.append(self.context.add(token, start + i, slot.seq, output))
+            slot.row = draft.rows[-1]
+            slot.cached.append(slot.last)  # draft tokens join it when they are kept
+            slot.last = None
+
+    def _plan(self, slot: Slot, job: Job) -> Draft:
+        """The part of the forced text's tokens worth evaluating after the sampled token."""
+        if self.max_draft == 0 or job.params.logprobs or not may_draft(job.matcher, slot.tracker):
+            return Draft()  # (logprobs: a draft token the grammar forces alone has no logits)
+        assert job.matcher is not None
+        room = self.context.ctx_per_slot - len(slot.cached) - 2
+        limit = min(job.params.max_tokens - job.completion_tokens, room, self.max_draft)
+        slot.draft.planned = plan(job.matcher, self.tokenize_draft, limit)
+        if not self.adaptive_draft:
+            return slot.draft.planned
+        return slot.draft.length.cut(slot.draft.planned)
 
     def _add_prompts(self) -> None:
         for slot in self.slots:
@@ -355,18 +336,24 @@ class Engine:
                 slot.cached.append(token)
                 if last:
                     slot.row = row
+                    slot.draft.rows = [row]
             slot.pending = slot.pending[len(chunk) :]
 
     def _fill_masks_async(self, constrained: list[Slot]) -> Future[None] | None:
         if not constrained:
             return None
         matchers = [s.job.matcher for s in constrained if s.job is not None and s.job.matcher]
-        return self.mask_pool.submit(fill_masks, matchers, self.masks)
+        drafts = [s.draft for s in constrained if s.job is not None and s.job.matcher]
+        if not any(d.draft for d in drafts):
+            return self.mask_pool.submit(
+                fill_masks, matchers, self.masks, [s.row for s in constrained]
+            )
+        return self.mask_pool.submit(fill_draft_masks, matchers, drafts, self.masks)
 
     def _filled(self, pending: Future[None] | None, constrained: list[Slot]) -> list[Slot]:
         """Waits for the batched mask fill. If a grammar raised (a resource limit such as the
         parser-state size), the masks are filled one by one and only the jobs whose grammar
-        raised fail; the slots still constrained are returned, in mask-row order."""
+        raised fail; the slots still constrained are returned."""
         if pending is None:
             return constrained
         try:
@@ -379,54 +366,109 @@ class Engine:
             matcher = slot.job.matcher if slot.job is not None else None
             try:
                 if matcher is not None:
-                    matcher.fill_mask(self.masks, len(kept))
+                    fill_one(matcher, slot.draft, self.masks)
                     kept.append(slot)
             except Exception as e:
                 self._finish(slot, None, error=from_constraint_error(e, "grammar"))
         return kept
 
+    def _row_stats(self, logits: np.ndarray, outputs: list[Slot]) -> None:
+        """The unmasked rows' log-softmax terms, for the requests that report logprobs."""
+        for slot in outputs:
+            params = slot.job.params if slot.job is not None else None
+            wanted = params is not None and params.logprobs
+            slot.stats = (
+                row_stats(logits[slot.row], params.top_logprobs) if params and wanted else None
+            )
+
     def _apply_masks(self, logits: np.ndarray, constrained: list[Slot]) -> None:
         if not constrained:
             return
-        rows = np.asarray([s.row for s in constrained], dtype=np.int64)
-        full = self.full_masks[: logits.shape[0]]
-        full[rows] = self.masks[: len(constrained)]
-        apply_bitmask(logits, full, indices=rows)
+        rows = [r for s in constrained for r in s.draft.rows if r >= 0]
+        indices = np.asarray(rows, dtype=np.int64)
+        apply_bitmask(logits, self.masks[: logits.shape[0]], indices=indices)
 
     def _sample(self, logits: np.ndarray, outputs: list[Slot]) -> None:
-        tokens: dict[int, int] = {}
+        """For each sequence with logits: checks its draft, picks its next token, advances its
+        grammar and streams what it wrote."""
         for slot in outputs:
             job = slot.job
             if job is None or slot.rng is None:
                 continue
-            row = logits[slot.row]
-            if job.params.ignore_eos and job.matcher is None and self.eos.size:
-                row[self.eos] = -np.inf
-            tokens[slot.seq] = sample(row, job.params, slot.rng)
-        live = [s for s in outputs if s.seq in tokens and not self._ends_turn(s, tokens[s.seq])]
-        self._accept([s for s in live if s.job is not None and s.job.matcher], tokens)
-        for slot in live:
-            if slot.job is not None:
-                self._emit(slot, slot.job, tokens[slot.seq])
+            if slot.draft.draft:
+                token = self._verify(slot, job, logits)
+                if slot.job is not job:  # the job ended inside its draft
+                    continue
+                if token is None:
+                    token = self._pick(slot, job, logits[slot.row])
+            else:
+                token = self._pick(slot, job, logits[slot.row])
+                planned = slot.draft.planned
+                if planned and not planned.only[0]:  # the pick checks the draft's first token
+                    slot.draft.length.observe(planned, 0, token == planned.tokens[0])
+            if slot.stats is not None:
+                spell = self.vocab.token_bytes
+                logit = float(logits[slot.row, token])
+                slot.entry = entry(token, spell(token), logit, slot.stats, spell)
+            if not self._ends_turn(slot, token) and self._advance(slot, job, token):
+                self._emit(slot, job, token)
 
-    def _accept(self, constrained: list[Slot], tokens: dict[int, int]) -> None:
-        """Advances each grammar over its sampled token; a job whose grammar refuses its token
-        or raises (a resource limit) fails, the others go on. One call per matcher, not
-        :func:`gs.accept_tokens`: a batch that raises part-way leaves the others advanced, and
-        telling which is not possible (and each accept takes microseconds)."""
-        for slot in constrained:
-            matcher = slot.job.matcher if slot.job is not None else None
-            if matcher is None:
-                continue
-            token = tokens[slot.seq]
-            try:
-                accepted = matcher.accept_token(token)
-            except Exception as e:
-                self._finish(slot, None, error=from_constraint_error(e, "grammar"))
-                continue
-            if not accepted:
-                message = f"the grammar refused sampled token {token} (a sampler bug)"
-                self._finish(slot, None, error=ApiError(500, message, type="server_error"))
+    def _pick(self, slot: Slot, job: Job, row: np.ndarray) -> int:
+        if job.params.ignore_eos and job.matcher is None and self.eos.size:
+            row[self.eos] = -np.inf
+        assert slot.rng is not None
+        return sample(row, job.params, slot.rng)
+
+    def _verify(self, slot: Slot, job: Job, logits: np.ndarray) -> int | None:
+        """Keeps the draft tokens the sampler picks itself, streaming each; returns the pick at
+        the first draft token it refuses (the grammar rolled back to before it, the KV cells
+        from there dropped), or None when it kept them all (the grammar is after the draft)."""
+        state = slot.draft
+        draft = state.draft
+        kept, pick = 0, None
+        for j, token in enumerate(draft.tokens):
+            if not draft.only[j]:
+                pick = self._pick(slot, job, logits[state.rows[j]])
+                if pick != token:
+                    break
+                pick = None
+            kept += 1
+            self._push_token(slot, job, token)
+            if self._ends(slot, job, grammar=j == len(draft) - 1):
+                break
+            slot.cached.append(token)
+        state.length.record(draft, kept)
+        job.draft_tokens += len(draft)
+        job.kept_tokens += kept
+        self.draft_tokens += len(draft)
+        self.kept_tokens += kept
+        if slot.job is job and pick is not None:
+            self._reject(slot, job, len(draft) - kept)
+        return pick
+
+    def _reject(self, slot: Slot, job: Job, refused: int) -> None:
+        """Undoes the refused part of a draft: grammar and KV cells."""
+        assert job.matcher is not None
+        job.matcher.rollback(refused)
+        if not self.context.keep_prefix(slot.seq, len(slot.cached)):
+            slot.cached = []
+            message = "llama.cpp could not drop a refused draft's cells (try --max-draft 0)"
+            self._finish(slot, None, error=ApiError(500, message, type="server_error"))
+
+    def _advance(self, slot: Slot, job: Job, token: int) -> bool:
+        """Advances the grammar over a sampled token; a job whose grammar refuses it or raises
+        (a resource limit) fails, and False is returned."""
+        if job.matcher is None:
+            return True
+        try:
+            accepted = job.matcher.accept_token(token)
+        except Exception as e:
+            self._finish(slot, None, error=from_constraint_error(e, "grammar"))
+            return False
+        if not accepted:
+            message = f"the grammar refused sampled token {token} (a sampler bug)"
+            self._finish(slot, None, error=ApiError(500, message, type="server_error"))
+        return accepted
 
     def _ends_turn(self, slot: Slot, token: int) -> bool:
         if self.context.is_eog(token) or self.vocab.is_eos(token):
@@ -455,13 +497,24 @@ class Engine:
         data = self.vocab.token_bytes(token)
         if slot.tracker is not None:
             slot.tracker.on_token(data)
+        if job.params.logprobs:
+            logprob = slot.entry or TokenLogprob(data, None)  # forced: no logits of its own
+            slot.entry = None
+            job.logprobs.append(logprob)
+            slot.unsent.append(logprob)
         text = slot.text.push(data)
         if text:
-            job.push(Event("text", text=text))
+            job.push(Event("text", text=text, logprobs=self._unsent(slot)))
 
-    def _ends(self, slot: Slot, job: Job) -> bool:
-        """Finishes the job when a stop string, the grammar or the room says so."""
-        if slot.text.stopped or self._grammar_done(job):
+    @staticmethod
+    def _unsent(slot: Slot) -> list[TokenLogprob]:
+        unsent, slot.unsent = slot.unsent, []
+        return unsent
+
+    def _ends(self, slot: Slot, job: Job, grammar: bool = True) -> bool:
+        """Finishes the job when a stop string, the grammar or the room says so (``grammar``
+        False: inside a draft, where the grammar is ahead of the output and cannot end)."""
+        if slot.text.stopped or (grammar and self._grammar_done(job)):
             self._finish(slot, "stop")
         elif self._out_of_room(slot, job):
             self._finish(slot, "length")
@@ -509,9 +562,15 @@ class Engine:
             return
         job.finished = time.perf_counter()
         rest = slot.text.flush()
+        unsent = self._unsent(slot)
+        slot.entry = None
         if rest and error is None:
-            job.push(Event("text", text=rest))
-        job.push(Event("error", error=error) if error else Event("done", finish_reason=reason))
+            job.push(Event("text", text=rest, logprobs=unsent))
+            unsent = []
+        if error is not None:
+            job.push(Event("error", error=error))
+        else:
+            job.push(Event("done", finish_reason=reason, logprobs=unsent))
 
     def _drop(self, slot: Slot) -> None:
         """A cancelled job: its slot is free now and its KV cells are cleared."""
@@ -532,4 +591,4 @@ class Engine:
         return sum(s.job is not None for s in self.slots)
 
 
-__all__ = ["CompileHook", "Engine", "Event", "Job", "Slot"]
+__all__ = ["CompileHook", "Engine"]

@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from .constraints import Constraint, output_reader
-from .engine import Job
 from .errors import ApiError, bad_request
+from .jobs import Job
 from .prompts import chat_messages, render_chat
 from .requests import ServerState, collect, end_job, read_body, run_job, start_job, stream_events
 from .sampling import SamplingParams, sampling_params

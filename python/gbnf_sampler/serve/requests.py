@@ -16,8 +16,9 @@ from starlette.requests import Request
 from ..limits import SERVE_MAX_BODY_BYTES
 from ..structural.formats import ToolFormat
 from .constraints import Constraint, find_constraint, output_reader
-from .engine import Engine, Event, Job
+from .engine import Engine
 from .errors import ApiError, bad_request
+from .jobs import Event, Job
 from .sampling import SamplingParams
 
 
@@ -97,30 +98,47 @@ def _too_large(size: int) -> ApiError:
     )
 
 
-async def start_job(
-    engine: Engine, prompt: str, constraint: Constraint | None, params: SamplingParams
-) -> Job:
-    """Reserves a place (429 when full), prepares the prompt and grammar on the compile pool
-    (400/413 for a bad one) and submits the job. :func:`end_job` must follow."""
-    engine.reserve()
+async def start_jobs(
+    engine: Engine, prompt: str, constraint: Constraint | None, params: list[SamplingParams]
+) -> list[Job]:
+    """One job per entry of ``params`` (the choices of one request): their places reserved
+    together (429 when they do not all fit), the prompt tokenized and the grammar compiled
+    once (400/413 for a bad one; each job gets its own matcher), then all submitted.
+    :func:`end_job` must follow for each."""
+    reserved = 0
     try:
+        for _ in params:
+            engine.reserve()
+            reserved += 1
         if constraint is None:
             tokens, matcher = await engine.prepare(prompt, None, None, None)
         else:
             tokens, matcher = await engine.prepare(
                 prompt, constraint.param, constraint.spec, constraint.build
             )
-        engine.check_length(tokens, params)
-        job = Job(tokens, matcher, params, asyncio.get_running_loop())
+        matchers = [matcher, *(matcher.fork() if matcher else None for _ in params[1:])]
         budget = output_reader(constraint).budget
-        if budget is not None:
-            job.budget = budget
-            job.budget_tokens = engine.tokenize_text(budget.end)
-        engine.submit(job)
-        return job
+        budget_tokens = engine.tokenize_text(budget.end) if budget is not None else []
+        jobs = []
+        for choice, choice_matcher in zip(params, matchers, strict=True):
+            engine.check_length(tokens, choice)
+            job = Job(tokens, choice_matcher, choice, asyncio.get_running_loop())
+            job.budget, job.budget_tokens = budget, budget_tokens
+            jobs.append(job)
     except BaseException:
-        engine.release()
+        for _ in range(reserved):
+            engine.release()
         raise
+    for job in jobs:
+        engine.submit(job)
+    return jobs
+
+
+async def start_job(
+    engine: Engine, prompt: str, constraint: Constraint | None, params: SamplingParams
+) -> Job:
+    """:func:`start_jobs` for one job."""
+    return (await start_jobs(engine, prompt, constraint, [params]))[0]
 
 
 async def end_job(engine: Engine, job: Job) -> None:
@@ -134,16 +152,30 @@ async def end_job(engine: Engine, job: Job) -> None:
     engine.release()
 
 
+async def end_jobs(engine: Engine, jobs: list[Job]) -> None:
+    for job in jobs:
+        await end_job(engine, job)
+
+
+@asynccontextmanager
+async def run_jobs(
+    engine: Engine, prompt: str, constraint: Constraint | None, params: list[SamplingParams]
+) -> AsyncIterator[list[Job]]:
+    """:func:`start_jobs` ... :func:`end_job` around a block."""
+    jobs = await start_jobs(engine, prompt, constraint, params)
+    try:
+        yield jobs
+    finally:
+        await end_jobs(engine, jobs)
+
+
 @asynccontextmanager
 async def run_job(
     engine: Engine, prompt: str, constraint: Constraint | None, params: SamplingParams
 ) -> AsyncIterator[Job]:
-    """:func:`start_job` ... :func:`end_job` around a block."""
-    job = await start_job(engine, prompt, constraint, params)
-    try:
-        yield job
-    finally:
-        await end_job(engine, job)
+    """:func:`run_jobs` for one job."""
+    async with run_jobs(engine, prompt, constraint, [params]) as jobs:
+        yield jobs[0]
 
 
 async def _disconnected(request: Request) -> None:
@@ -153,31 +185,69 @@ async def _disconnected(request: Request) -> None:
             return
 
 
-async def collect(job: Job, request: Request) -> tuple[str, str]:
-    """The whole text and finish reason of a job, or raises :class:`ApiError`; stops waiting
-    (the caller's ``run_job`` then cancels the job) when the client disconnects."""
+async def _result(job: Job) -> tuple[str, str]:
+    parts: list[str] = []
+    async for event in job.events():
+        if event.kind == "text":
+            parts.append(event.text)
+        elif event.kind == "error" and event.error is not None:
+            raise event.error
+        else:
+            return "".join(parts), event.finish_reason or "stop"
+    raise ApiError(500, "the job ended without a result", type="server_error")  # unreachable
 
-    async def text() -> tuple[str, str]:
-        parts: list[str] = []
-        async for event in job.events():
-            if event.kind == "text":
-                parts.append(event.text)
-            elif event.kind == "error" and event.error is not None:
-                raise event.error
-            else:
-                return "".join(parts), event.finish_reason or "stop"
-        raise ApiError(500, "the job ended without a result", type="server_error")  # unreachable
 
-    work = asyncio.ensure_future(text())
-    watch = asyncio.ensure_future(_disconnected(request))
+async def collect_all(jobs: list[Job], request: Request) -> list[tuple[str, str]]:
+    """The whole text and finish reason of each job, or raises :class:`ApiError`; stops
+    waiting (the caller's ``run_jobs`` then cancels the jobs) when the client disconnects."""
+
+    async def results() -> list[tuple[str, str]]:
+        return list(await asyncio.gather(*(_result(job) for job in jobs)))
+
+    work = asyncio.ensure_future(results())
+    watch: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(request))
     try:
-        await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([work, watch], return_when=asyncio.FIRST_COMPLETED)
     finally:
         watch.cancel()
     if not work.done():
         work.cancel()
         raise ClientGone()
     return work.result()
+
+
+async def collect(job: Job, request: Request) -> tuple[str, str]:
+    """:func:`collect_all` for one job."""
+    return (await collect_all([job], request))[0]
+
+
+async def merged(streams: list[AsyncIterator[str]]) -> AsyncIterator[str]:
+    """The items of several streams as they come (the choices of one request); an exception in
+    one ends them all."""
+    queue: asyncio.Queue[str | Exception | None] = asyncio.Queue()
+
+    async def pump(stream: AsyncIterator[str]) -> None:
+        try:
+            async for item in stream:
+                await queue.put(item)
+            await queue.put(None)
+        except Exception as e:
+            await queue.put(e)
+
+    tasks = [asyncio.ensure_future(pump(stream)) for stream in streams]
+    try:
+        running = len(tasks)
+        while running:
+            item = await queue.get()
+            if item is None:
+                running -= 1
+            elif isinstance(item, Exception):
+                raise item
+            else:
+                yield item
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 async def stream_events(job: Job) -> AsyncIterator[Event]:
@@ -192,9 +262,14 @@ __all__ = [
     "ClientGone",
     "ServerState",
     "collect",
+    "collect_all",
     "end_job",
+    "end_jobs",
+    "merged",
     "read_body",
     "run_job",
+    "run_jobs",
     "start_job",
+    "start_jobs",
     "stream_events",
 ]

@@ -30,6 +30,8 @@ class SamplingParams:
     seed: int | None = None
     stop: list[str] = field(default_factory=list)
     ignore_eos: bool = False
+    logprobs: bool = False  # report each output token's log-probability
+    top_logprobs: int = 0  # and this many most likely tokens at its position
 
     def rng(self) -> np.random.Generator:
         return np.random.default_rng(self.seed)
