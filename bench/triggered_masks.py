@@ -119,6 +119,10 @@ def run_vocab(name: str, repeat: int, summary: dict[str, float]) -> list[str]:
     def tok(text: str) -> list[int]:
         return [int(t) for t in llm.tokenize(text.encode(), add_bos=False, special=False)]
 
+    # The vocabulary's token trie is built on its first use: build it before any clock runs, so
+    # that cold steps time the classification alone.
+    warm_up = gs.Matcher(gs.compile(gs.Grammar.from_gbnf('root ::= "a"'), vocab, cache=False))
+    warm_up.fill_mask(np.zeros(int(warm_up._core.mask_words), dtype=np.int32))
     free = tok(FREE_TEXT)
     call = tok(CALL)
     trigger = tok(TRIGGER)
