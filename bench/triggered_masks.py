@@ -16,13 +16,19 @@ Per step, two clocks: ``core`` times the extension's fill_mask call alone (what 
 llama.cpp sampler and ``fill_masks`` pay), ``python`` times ``Matcher.fill_mask`` (adds the
 Python wrapper's argument checks). ``cold`` is the first replay on a fresh compile (each mask
 cache entry is filled inside the step that first meets its state: the classification cost);
-``warm`` is the median over ``--repeat`` further replays. Prints p50/p99 in microseconds and the
-ratios triggered/any-text (free stretch) and triggered/body (inside the body).
+``warm`` is the median over ``--repeat`` further replays. Each compile starts from an empty shared
+mask cache (``clear_cache()``) without background precompute (``precompute=False`` where the
+build has it), so cold steps classify their own states. Prints p50/p99 in microseconds and the
+ratios triggered/any-text (free stretch) and triggered/body (inside the body). ``--json PATH``
+also writes the summary numbers (for an A/B of two builds: bench/ab_builds.py; only this file,
+bench/mask_latency.py and tests/ are read from the checkout).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import json
 import statistics
 import sys
 import time
@@ -35,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gbnf_sampler as gs
+from gbnf_sampler.compiled import clear_cache
 from mask_latency import load_model
 
 FREE_TEXT = (
@@ -87,7 +94,9 @@ def measure(
     grammar: gs.Grammar, vocab: gs.Vocab, tokens: list[int], repeat: int, core: bool
 ) -> tuple[list[float], list[float]]:
     """(cold per-step us, warm per-step us: the median of ``repeat`` replays per step)."""
-    compiled = gs.compile(grammar, vocab, cache=False)
+    clear_cache()
+    kw = {"precompute": False} if "precompute" in inspect.signature(gs.compile).parameters else {}
+    compiled = gs.compile(grammar, vocab, cache=False, **kw)
     cold = replay(gs.Matcher(compiled), tokens, core)
     runs = [replay(gs.Matcher(compiled), tokens, core) for _ in range(repeat)]
     warm = [statistics.median(step) for step in zip(*runs, strict=True)]
@@ -103,13 +112,17 @@ def row(name: str, values: list[float]) -> str:
     return f"| {name} | {pct(values, 0.5):.2f} | {pct(values, 0.99):.2f} | {max(values):.1f} |"
 
 
-def run_vocab(name: str, repeat: int) -> list[str]:
+def run_vocab(name: str, repeat: int, summary: dict[str, float]) -> list[str]:
     llm: Any = load_model(name)
     vocab = gs.Vocab.from_llama(llm)
 
     def tok(text: str) -> list[int]:
         return [int(t) for t in llm.tokenize(text.encode(), add_bos=False, special=False)]
 
+    # The vocabulary's token trie is built on its first use: build it before any clock runs, so
+    # that cold steps time the classification alone.
+    warm_up = gs.Matcher(gs.compile(gs.Grammar.from_gbnf('root ::= "a"'), vocab, cache=False))
+    warm_up.fill_mask(np.zeros(int(warm_up._core.mask_words), dtype=np.int32))
     free = tok(FREE_TEXT)
     call = tok(CALL)
     trigger = tok(TRIGGER)
@@ -141,6 +154,19 @@ def run_vocab(name: str, repeat: int) -> list[str]:
             (f"body alone, {clock}, cold", b_cold),
         ):
             lines.append(row(label, values))
+        summary.update(
+            {
+                f"{clock} free warm p50": pct(t_warm[:n_free], 0.5),
+                f"{clock} any-text warm p50": pct(a_warm, 0.5),
+                f"{clock} body warm p50": pct(t_warm[body_from:], 0.5),
+                f"{clock} body-alone warm p50": pct(b_warm, 0.5),
+                f"{clock} free cold first step": t_cold[0],
+                f"{clock} free cold sum": sum(t_cold[:n_free]),
+                f"{clock} any-text cold sum": sum(a_cold),
+                f"{clock} body cold sum": sum(t_cold[body_from:]),
+                f"{clock} body-alone cold sum": sum(b_cold),
+            }
+        )
         ratios.append(
             f"{clock}: free-stretch p50 triggered/any-text = "
             f"{pct(t_warm[:n_free], 0.5) / pct(a_warm, 0.5):.2f}x warm, "
@@ -159,9 +185,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vocabs", nargs="+", default=["llama-bpe", "qwen2", "gemma"])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--json", help="also write the summary numbers (microseconds) there")
     args = ap.parse_args()
+    summaries: dict[str, dict[str, float]] = {}
     for name in args.vocabs:
-        print("\n".join(run_vocab(name, args.repeat)), flush=True)
+        summaries[name] = {}
+        print("\n".join(run_vocab(name, args.repeat, summaries[name])), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(summaries))
 
 
 if __name__ == "__main__":

@@ -50,16 +50,25 @@ bool TokenMatcher::AcceptToken(TokenId token_id) {
 
 size_t TokenMatcher::MaskWords() const { return detail::WordsFor(compiled_->vocab().size()); }
 
-// Zeroes the row; EOS bits when the sentence may end here.
-void TokenMatcher::BeginMask(uint32_t* words, size_t num_words) {
+void TokenMatcher::CheckRow(size_t num_words) const {
   if (num_words < MaskWords()) {
     throw std::invalid_argument("bitmask row has " + std::to_string(num_words) +
                                 " int32 words, the vocabulary needs " +
                                 std::to_string(MaskWords()));
   }
-  std::memset(words, 0, num_words * sizeof(uint32_t));
+}
+
+// EOS bits when the sentence may end here.
+void TokenMatcher::AddEosBits(uint32_t* words) {
   if (!matcher_.CanTerminate()) return;
   for (TokenId id : compiled_->vocab().eos_ids()) detail::SetBit(words, static_cast<uint32_t>(id));
+}
+
+// Zeroes the row, then the EOS bits.
+void TokenMatcher::BeginMask(uint32_t* words, size_t num_words) {
+  CheckRow(num_words);
+  std::memset(words, 0, num_words * sizeof(uint32_t));
+  AddEosBits(words);
 }
 
 // Tokens allowed through token-reference edges. Negated edges first: "every token but x".
@@ -79,12 +88,13 @@ void TokenMatcher::AddTokenRefBits(uint32_t* words) {
     }
   }
   if (excluded >= 0) {
+    // "Every token but x" adds every token except x: x keeps the bit the row had (from the
+    // cache or the EOS bits; an EOS id's bit depends on CanTerminate() alone).
+    const uint32_t x = static_cast<uint32_t>(excluded);
+    const bool had = detail::TestBit(words, x);
     const std::vector<uint32_t>& all = compiled_->any_token_words();
     for (size_t i = 0; i < all.size(); ++i) words[i] |= all[i];
-    // (an EOS id stays as BeginMask set it: its bit depends on CanTerminate() alone)
-    if (!any && !vocab.IsEos(static_cast<TokenId>(excluded))) {
-      detail::ClearBit(words, excluded);
-    }
+    if (!any && !vocab.IsEos(static_cast<TokenId>(excluded)) && !had) detail::ClearBit(words, x);
   }
   for (const detail::Item& it : recognizer.items()) {
     for (const TokenEdge& e : a.TokenEdges(it.state)) {
@@ -107,11 +117,19 @@ void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
   ApplyWhitespaceBound(words);
 }
 
+// The cached bits first, so that the row is written in one pass when an entry is a bitset (a
+// free stretch's nearly all-ones row is one copy, not a clear and an OR); the EOS and
+// token-reference bits only add bits, so their order does not matter (AddTokenRefBits keeps a
+// negated reference's excluded token as the row had it).
 void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
-  BeginMask(words, num_words);
-  if (matcher_.IsTerminated()) return;
+  if (matcher_.IsTerminated()) {
+    BeginMask(words, num_words);
+    return;
+  }
+  CheckRow(num_words);
+  WriteCachedBits(words, num_words);
+  AddEosBits(words);
   AddTokenRefBits(words);
-  AddCachedBits(words);
   ApplyWhitespaceBound(words);
 }
 
@@ -120,11 +138,13 @@ void TokenMatcher::ApplyWhitespaceBound(uint32_t* words) const {
   if (filter != nullptr) filter->Apply(words, matcher_.WhitespaceRun());
 }
 
-// OR of the accepted sets of the items' states, then a walk from the full state over the union
+// The union of the accepted sets of the items' states (written over the row: the first bitset
+// copied, the rest OR-ed in), then a walk from the full state over the union
 // of their context-dependent tokens. Items whose stack node was predicted in the last step are
 // covered by the item that predicted them (its isolated walk makes the same prediction).
-void TokenMatcher::AddCachedBits(uint32_t* words) {
+void TokenMatcher::WriteCachedBits(uint32_t* words, size_t num_words) {
   Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
+  bool written = false;  // words[0, num_words) hold a value (else: not yet touched)
   Scratch& s = *scratch_;
   const CompiledGrammar::MaskCache& cache = compiled_->mask_cache();
   const TokenTrie* trie = nullptr;  // fetched only when some token is context-dependent
@@ -136,7 +156,18 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
     if (std::find(s.states.begin(), s.states.end(), it.state) != s.states.end()) continue;
     s.states.push_back(it.state);
     const detail::StateMask& m = cache.StateMaskOf(it.state);
-    m.accepted.OrInto(words);
+    if (written) {
+      m.accepted.OrInto(words);
+    } else if (m.accepted.is_bitset()) {
+      const size_t n = m.accepted.num_words();  // WordsFor(vocabulary size) <= num_words
+      std::memcpy(words, m.accepted.words(), n * sizeof(uint32_t));
+      std::memset(words + n, 0, (num_words - n) * sizeof(uint32_t));
+      written = true;
+    } else {
+      std::memset(words, 0, num_words * sizeof(uint32_t));
+      m.accepted.OrInto(words);
+      written = true;
+    }
     if (m.dependent.empty()) continue;
     if (trie == nullptr) {
       trie = &compiled_->vocab().trie();
@@ -144,6 +175,7 @@ void TokenMatcher::AddCachedBits(uint32_t* words) {
     }
     m.dependent.OrInto(s.candidates.data());
   }
+  if (!written) std::memset(words, 0, num_words * sizeof(uint32_t));
   if (trie == nullptr) return;
   s.walker.Begin(&recognizer, compiled_->vocab().max_token_length());
   detail::WalkCandidates(s.walker, *trie, s.candidates.data(), words);

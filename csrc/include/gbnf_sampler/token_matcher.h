@@ -70,11 +70,15 @@ class TokenMatcher {
   struct Scratch;  // per-matcher buffers of the mask fill (token_matcher.cc)
 
   TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled, Matcher matcher);
+  void CheckRow(size_t num_words) const;
   void BeginMask(uint32_t* words, size_t num_words);
+  void AddEosBits(uint32_t* words);
   // Clears the tokens the max_whitespace bound refuses after the current run.
   void ApplyWhitespaceBound(uint32_t* words) const;
   void AddTokenRefBits(uint32_t* words);
-  void AddCachedBits(uint32_t* words);
+  // Writes all of words[0, num_words): the cached entries' bits (the first bitset entry copied,
+  // the others OR-ed in) and the context-dependent tokens that pass a walk.
+  void WriteCachedBits(uint32_t* words, size_t num_words);
 
   std::shared_ptr<const CompiledGrammar> compiled_;
   Matcher matcher_;
