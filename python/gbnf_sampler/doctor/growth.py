@@ -218,7 +218,8 @@ def check_growth(facts: Facts, loc: Locator) -> list[Finding]:
     needed: set[str] = set()
     for component in found:
         needed |= reachable(facts.graph, component[0])
-    minimums = shortest({n: facts.rules[n] for n in facts.rules if n in needed})
+    needed_rules = {n: facts.rules[n] for n in facts.rules if n in needed}
+    minimums = shortest(needed_rules, facts.graph, facts.components)
     slices = rule_slices(loc.text) if loc.text is not None else None
     out = []
     for component in found:

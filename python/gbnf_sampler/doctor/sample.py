@@ -9,7 +9,7 @@ choice takes its shortest option, whose height strictly decreases through rule r
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
 from .. import syntax
 from .tree import Rules, children, reference_graph, strongly_connected
@@ -23,14 +23,26 @@ _CANDIDATES = "ax0 b.,-_:" + "".join(map(chr, range(0x21, 0x3000)))
 Minimums = dict[str, tuple[int, int]]
 
 
-def shortest(rules: Rules) -> Minimums:
+def shortest(
+    rules: Rules,
+    graph: Mapping[str, list[str]] | None = None,
+    components: Iterable[list[str]] | None = None,
+) -> Minimums:
     """Each rule's shortest derivation (length in code points, height), component by component
     of the rule graph, leaves first (Tarjan emits a component after every component it
     reaches); inside a cycle a worklist re-evaluates a rule when a rule it uses improves (values
-    only decrease). Rules with no byte-level sentence (token references) are absent."""
+    only decrease, so the order inside a component does not change the result). Rules with no
+    byte-level sentence (token references) are absent. ``graph`` and ``components``: the
+    reference graph and the components (leaves first) of a grammar ``rules`` is a
+    reachability-closed part of, when the caller has them (components outside ``rules`` are
+    passed over)."""
     table: Minimums = {}
-    graph = reference_graph(rules)
-    for component in strongly_connected(graph):
+    if graph is None or components is None:
+        graph = reference_graph(rules)
+        components = strongly_connected(graph)
+    for component in components:
+        if component[0] not in rules:
+            continue
         members = set(component)
         users: dict[str, list[str]] = {}
         for name in component:
