@@ -15,7 +15,7 @@ from gbnf_sampler import syntax
 from gbnf_sampler.doctor.dialect import check_llama_cpp
 from gbnf_sampler.doctor.facts import Facts
 from gbnf_sampler.doctor.locate import Locator
-from gbnf_sampler.doctor.sample import shortest
+from gbnf_sampler.doctor.sample import INF, shortest
 from gbnf_sampler.doctor.shadow import Shapes, check_shadowed
 from gbnf_sampler.doctor.tree import reachable, reference_graph, references, walk
 
@@ -102,3 +102,42 @@ def test_dialect_findings_with_shared_facts_are_the_same(name: str) -> None:
     shared = [f.rendered for f in check_llama_cpp(text, grammar, facts)]
     alone = [f.rendered for f in check_llama_cpp(text, grammar)]
     assert shared == alone
+
+
+def _naive_minimum(node: syntax.Node, table: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    if isinstance(node, syntax.Literal):
+        return len(node.codepoints), 0
+    if isinstance(node, (syntax.CharClass, syntax.AnyChar)):
+        return 1, 0
+    if isinstance(node, syntax.TokenRef):
+        return INF, INF
+    if isinstance(node, syntax.RuleRef):
+        length, height = table.get(node.name, (INF, INF))
+        return (length, height + 1) if length < INF else (INF, INF)
+    if isinstance(node, syntax.Sequence):
+        parts = [_naive_minimum(i, table) for i in node.items]
+        if any(p[0] >= INF for p in parts):
+            return INF, INF
+        return sum(p[0] for p in parts), max((p[1] for p in parts), default=0)
+    if isinstance(node, syntax.Alternation):
+        return min(_naive_minimum(i, table) for i in node.items)
+    assert isinstance(node, syntax.Repeat)
+    if node.min == 0:
+        return 0, 0
+    length, height = _naive_minimum(node.item, table)
+    return (length * node.min, height) if length < INF else (INF, INF)
+
+
+@pytest.mark.parametrize("name", sorted(_sources()))
+def test_shortest_is_the_naive_fixpoint(name: str) -> None:
+    """Whole passes over every rule until nothing improves: the definition, slowly."""
+    rules = gs.Grammar.from_gbnf(_sources()[name]).rules
+    table: dict[str, tuple[int, int]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for rule, body in rules.items():
+            value = _naive_minimum(body, table)
+            if value < table.get(rule, (INF, INF)):
+                table[rule], changed = value, True
+    assert shortest(rules) == {n: v for n, v in table.items() if v[0] < INF}

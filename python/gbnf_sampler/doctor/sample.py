@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 
 from .. import syntax
-from .tree import Rules, children, reference_graph, strongly_connected
+from .tree import Rules, reference_graph, strongly_connected
 
 INF = 1 << 60
 MAX_EXPANSIONS_PER_BYTE = 40  # after this much work the derivation winds down
@@ -69,16 +69,23 @@ def _evaluate(
 ) -> tuple[int, int]:
     """Post-order evaluation without recursion; ``results`` memoises by node id."""
     stack: list[tuple[syntax.Node, bool]] = [(node, False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        current, ready = stack.pop()
-        if id(current) in results:
+        current, ready = pop()
+        key = id(current)
+        if key in results:
             continue
-        kids = children(current)
-        if kids and not ready:
-            stack.append((current, True))
-            stack.extend((k, False) for k in kids)
-            continue
-        results[id(current)] = _minimum(current, table, results)
+        kind = type(current)
+        if not ready:
+            if kind is _SEQUENCE or kind is _ALTERNATION:
+                push((current, True))
+                stack.extend([(k, False) for k in current.items])  # type: ignore[union-attr]
+                continue
+            if kind is _REPEAT:
+                push((current, True))
+                push((current.item, False))  # type: ignore[union-attr]
+                continue
+        results[key] = _minimum(current, table, results)
     return results[id(node)]
 
 
@@ -186,30 +193,36 @@ class Sampler:
         return "\U0001f600"
 
 
+_SEQUENCE, _ALTERNATION, _REPEAT = syntax.Sequence, syntax.Alternation, syntax.Repeat
+_LITERAL, _REF = syntax.Literal, syntax.RuleRef
+
+
 def _minimum(
     node: syntax.Node, table: dict[str, tuple[int, int]], results: dict[int, tuple[int, int]]
 ) -> tuple[int, int]:
-    if isinstance(node, syntax.Literal):
-        return len(node.codepoints), 0
-    if isinstance(node, (syntax.CharClass, syntax.AnyChar)):
-        return 1, 0
-    if isinstance(node, syntax.TokenRef):
-        return INF, INF
-    if isinstance(node, syntax.RuleRef):
-        length, height = table.get(node.name, (INF, INF))
+    """A node's shortest derivation from its children's (in ``results``) and the rules' (in
+    ``table``); the most frequent kinds first (the syntax classes have no subclasses)."""
+    kind = type(node)
+    if kind is _LITERAL:
+        return len(node.codepoints), 0  # type: ignore[union-attr]
+    if kind is _REF:
+        length, height = table.get(node.name, (INF, INF))  # type: ignore[union-attr]
         return (length, height + 1) if length < INF else (INF, INF)
-    if isinstance(node, syntax.Sequence):
-        parts = [results[id(i)] for i in node.items]
+    if kind is _SEQUENCE:
+        parts = [results[id(i)] for i in node.items]  # type: ignore[union-attr]
         if any(p[0] >= INF for p in parts):
             return INF, INF
         return sum(p[0] for p in parts), max((p[1] for p in parts), default=0)
-    if isinstance(node, syntax.Alternation):
-        return min(results[id(i)] for i in node.items)
-    assert isinstance(node, syntax.Repeat)
-    if node.min == 0:
-        return 0, 0
-    length, height = results[id(node.item)]
-    return (length * node.min, height) if length < INF else (INF, INF)
+    if kind is _ALTERNATION:
+        return min(results[id(i)] for i in node.items)  # type: ignore[union-attr]
+    if kind is _REPEAT:
+        if node.min == 0:  # type: ignore[union-attr]
+            return 0, 0
+        length, height = results[id(node.item)]  # type: ignore[union-attr]
+        return (length * node.min, height) if length < INF else (INF, INF)  # type: ignore[union-attr]
+    if kind is syntax.TokenRef:
+        return INF, INF
+    return 1, 0  # a class or '.'
 
 
 __all__ = ["Sampler"]
