@@ -16,7 +16,7 @@ from gbnf_sampler.doctor.dialect import check_llama_cpp
 from gbnf_sampler.doctor.facts import Facts
 from gbnf_sampler.doctor.locate import Locator
 from gbnf_sampler.doctor.sample import INF, shortest
-from gbnf_sampler.doctor.shadow import Shapes, check_shadowed
+from gbnf_sampler.doctor.shadow import SHAPED_BUCKET, Shapes, _covered, check_shadowed
 from gbnf_sampler.doctor.tree import reachable, reference_graph, references, walk
 
 GRAMMARS = {
@@ -141,3 +141,22 @@ def test_shortest_is_the_naive_fixpoint(name: str) -> None:
             if value < table.get(rule, (INF, INF)):
                 table[rule], changed = value, True
     assert shortest(rules) == {n: v for n, v in table.items() if v[0] < INF}
+
+
+def test_large_buckets_find_the_first_equal_alternative() -> None:
+    """More alternatives of one fingerprint than SHAPED_BUCKET: shapes decide, as == would."""
+    keys = [f'"k{i}" "v"' for i in range(SHAPED_BUCKET + 6)]
+    keys += [keys[3], keys[SHAPED_BUCKET + 2], keys[3], '("k5" "v")']
+    grammar = gs.Grammar.from_gbnf("root ::= " + " | ".join(keys))
+    body = grammar.rules["root"]
+    assert isinstance(body, syntax.Alternation)
+    facts = Facts(grammar.rules, grammar.root)
+    items = body.items
+    naive = {
+        j: next(i for i in range(j) if items[i] == items[j])
+        for j in range(len(items))
+        if any(items[i] == items[j] for i in range(j))
+    }
+    n = SHAPED_BUCKET + 6
+    assert naive == {n: 3, n + 1: SHAPED_BUCKET + 2, n + 2: 3, n + 3: 5}
+    assert _covered(items, facts) == naive

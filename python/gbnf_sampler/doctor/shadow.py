@@ -164,6 +164,9 @@ class Nfa:
         return end in current
 
 
+SHAPED_BUCKET = 16  # alternatives in one fingerprint bucket before shapes are used
+
+
 def _show(node: syntax.Node) -> str:
     try:
         text = to_gbnf(node)
@@ -238,19 +241,23 @@ def _covered(
     :class:`Shapes` for nodes that stay alive (a fresh one otherwise)."""
     covered: dict[int, int] = {}
     shapes = Shapes() if shapes is None else shapes
-    # Duplicates: alternatives with the same cheap fingerprint are told apart by their shapes
-    # (computed only on a collision): each is a duplicate of the first earlier one with the
-    # same shape.
+    # Duplicates: among alternatives with the same cheap fingerprint, the first earlier one
+    # that is equal. A few are compared with == (it stops at the first difference); past
+    # SHAPED_BUCKET, by their shapes (comparing each newcomer with every earlier one was
+    # quadratic on the large alternations of schema grammars).
     seen: dict[tuple[object, ...], dict[int, int] | list[int]] = {}
     for j, item in enumerate(items):
         key = _fingerprint(item)
-        bucket = seen.get(key)
-        if bucket is None:
-            seen[key] = [j]
+        bucket = seen.setdefault(key, [])
+        if isinstance(bucket, list) and len(bucket) < SHAPED_BUCKET:
+            same = next((i for i in bucket if items[i] == item), None)
+            if same is None:
+                bucket.append(j)
+            else:
+                covered[j] = same
             continue
-        if isinstance(bucket, list):  # the first collision: index the bucket by shape
-            first = [(shapes.of(items[i]), i) for i in bucket]
-            bucket = seen[key] = {s: i for s, i in reversed(first)}
+        if isinstance(bucket, list):  # index the bucket by shape from now on
+            bucket = seen[key] = {shapes.of(items[i]): i for i in reversed(bucket)}
         same = bucket.setdefault(shapes.of(item), j)
         if same != j:
             covered[j] = same
