@@ -96,12 +96,14 @@ def diagnose(
             return Report(errors=list(e.diagnostics), findings=core_findings(e.warnings))
     skipped: list[str] = []
     try:
-        findings = _grammar_findings(grammar, text, vocab, set(skip), skipped)
+        findings, facts = _grammar_findings(grammar, text, vocab, set(skip), skipped)
     except GrammarError as e:  # token references the vocabulary cannot resolve
         return Report(errors=list(e.diagnostics), grammar=grammar)
     if dialect == "llama.cpp" and "llama_cpp" not in skip:
         with _gc_paused():
-            findings += _guarded("llama_cpp", skipped, lambda: check_llama_cpp(text, grammar))
+            findings += _guarded(
+                "llama_cpp", skipped, lambda: check_llama_cpp(text, grammar, facts)
+            )
     return Report(findings=_ordered(findings), grammar=grammar, skipped=skipped)
 
 
@@ -124,7 +126,8 @@ def _gc_paused() -> Iterator[None]:
 
 def _grammar_findings(
     grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str], skipped: list[str]
-) -> list[Finding]:
+) -> tuple[list[Finding], Facts]:
+    """The findings, and the facts they were drawn from (the dialect check shares them)."""
     with _gc_paused():
         return _run_checks(grammar, text, vocab, skip, skipped)
 
@@ -139,7 +142,7 @@ def _guarded(code: str, skipped: list[str], run: Callable[[], list[Finding]]) ->
 
 def _run_checks(
     grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str], skipped: list[str]
-) -> list[Finding]:
+) -> tuple[list[Finding], Facts]:
     rules = grammar.rules
     facts = Facts(rules, grammar.root)
     loc = Locator(text, rules)
@@ -159,7 +162,7 @@ def _run_checks(
             skipped,
             lambda: check_vocab(grammar, facts, loc, vocab, skip),
         )
-    return [f for f in findings if f.code not in skip]
+    return [f for f in findings if f.code not in skip], facts
 
 
 def _ordered(findings: list[Finding]) -> list[Finding]:
@@ -190,7 +193,7 @@ def diagnose_schema(
     if "endless_extras" not in skip:
         findings += check_endless_extras(schema, text, options.get("additional_properties"))
     skipped: list[str] = []
-    generated = _grammar_findings(grammar, gbnf, vocab, set(skip) | CONVERTER_ARTIFACTS, skipped)
+    generated, _ = _grammar_findings(grammar, gbnf, vocab, set(skip) | CONVERTER_ARTIFACTS, skipped)
     return Report(
         findings=findings,
         grammar=grammar,

@@ -28,13 +28,20 @@ CODE = "llama_cpp"
 
 
 class _Dialect:
-    def __init__(self, text: str, parsed: ParsedSource, root: str) -> None:
+    def __init__(
+        self, text: str, parsed: ParsedSource, root: str, facts: Facts | None = None
+    ) -> None:
         self.text = text
         self.parsed = parsed
         self.index = LineIndex(text)
         self.last = parsed.rules()
         self.rules = {name: r.body for name, r in self.last.items()}
-        self.facts = Facts(self.rules, root)
+        # The default checks' facts hold for these rules when the trees are equal (the usual
+        # case: both parsers read the same text); only their values by name and by node are
+        # used, and the parsed nodes are new objects, so they are memoised apart.
+        shared = facts is not None and facts.root == root and facts.rules == self.rules
+        self.facts = facts if shared and facts is not None else Facts(self.rules, root)
+        self._left_components: list[list[str]] | None = None
         self.out: list[Finding] = []
 
     def add(
@@ -237,11 +244,14 @@ class _Dialect:
         )
 
     def left_components(self) -> list[list[str]]:
-        """Cycles of leftmost references (through items that can be empty): left recursion."""
-        graph = {
-            name: sorted(_leftmost_refs(body, self.facts)) for name, body in self.rules.items()
-        }
-        return cycles(graph)
+        """Cycles of leftmost references (through items that can be empty): left recursion
+        (computed once)."""
+        if self._left_components is None:
+            graph = {
+                name: sorted(_leftmost_refs(body, self.facts)) for name, body in self.rules.items()
+            }
+            self._left_components = cycles(graph)
+        return self._left_components
 
     def true_left_recursive(self) -> list[str]:
         return [name for component in self.left_components() for name in component]
@@ -308,13 +318,15 @@ def _repeat_message(issue: RepeatIssue) -> str:
     )
 
 
-def check_llama_cpp(text: str, grammar: Grammar) -> list[Finding]:
-    """The llama.cpp dialect findings for ``text`` (which ``grammar`` was parsed from)."""
+def check_llama_cpp(text: str, grammar: Grammar, facts: Facts | None = None) -> list[Finding]:
+    """The llama.cpp dialect findings for ``text`` (which ``grammar`` was parsed from).
+    ``facts``: the default checks' :class:`Facts` of ``grammar.rules``, reused when the
+    dialect's own parse of ``text`` gives the same rules."""
     try:
         parsed = parse_source(text, events=True)
     except SourceMismatch:
         return []
-    dialect = _Dialect(text, parsed, grammar.root)
+    dialect = _Dialect(text, parsed, grammar.root, facts)
     dialect.spelling()
     expansion = expand(parsed)
     dialect.repeats(expansion)

@@ -157,15 +157,17 @@ def _subgrammar(
     slices: dict[str, list[tuple[int, int]]] | None = None,
     text: str = "",
     graph: dict[str, list[str]] | None = None,
+    tokens: set[str] | None = None,
 ) -> tuple[dict[str, syntax.Node], Grammar] | None:
     """The rules ``root`` reaches, and their grammar (None when it cannot be measured at byte
     level: token references). With the source ``text`` and its :func:`rule_slices`, the grammar
     is parsed from the rules' own text (cheaper than printing them). ``graph``: the rules'
-    reference graph when the caller has it."""
+    reference graph, ``tokens``: the rules holding a token reference (:func:`_token_rules`
+    of at least the rules ``root`` reaches), when the caller has them."""
     keep = reachable(graph if graph is not None else reference_graph(rules), root)
     names = [n for n in rules if n in keep]
     sub = {n: rules[n] for n in names}
-    if any(isinstance(n, syntax.TokenRef) for b in sub.values() for n in walk(b)):
+    if _token_rules(sub) if tokens is None else tokens & keep:
         return None
     if slices is not None and all(n in slices for n in names):
         pieces = [text[a:b] for n in names for a, b in slices[n]]
@@ -177,6 +179,13 @@ def _subgrammar(
         return sub, Grammar.from_gbnf(rules_to_gbnf(sub, names), root=root)
     except (GrammarError, RecursionError):
         return None
+
+
+def _token_rules(rules: Rules) -> set[str]:
+    """The rules whose body holds a token reference."""
+    return {
+        name for name, body in rules.items() if any(type(n) is syntax.TokenRef for n in walk(body))
+    }
 
 
 def _without(rules: Rules, rule: str, index: int) -> dict[str, syntax.Node]:
@@ -218,12 +227,14 @@ def check_growth(facts: Facts, loc: Locator) -> list[Finding]:
     needed: set[str] = set()
     for component in found:
         needed |= reachable(facts.graph, component[0])
-    minimums = shortest({n: facts.rules[n] for n in facts.rules if n in needed})
+    needed_rules = {n: facts.rules[n] for n in facts.rules if n in needed}
+    minimums = shortest(needed_rules, facts.graph, facts.components)
+    tokens = _token_rules(needed_rules)
     slices = rule_slices(loc.text) if loc.text is not None else None
     out = []
     for component in found:
         root = component[0]
-        built = _subgrammar(facts.rules, root, slices, loc.text or "", facts.graph)
+        built = _subgrammar(facts.rules, root, slices, loc.text or "", facts.graph, tokens)
         if built is None:
             continue
         sub, grammar = built

@@ -9,10 +9,10 @@ choice takes its shortest option, whose height strictly decreases through rule r
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
 from .. import syntax
-from .tree import Rules, children, reference_graph, strongly_connected
+from .tree import Rules, reference_graph, strongly_connected
 
 INF = 1 << 60
 MAX_EXPANSIONS_PER_BYTE = 40  # after this much work the derivation winds down
@@ -23,14 +23,26 @@ _CANDIDATES = "ax0 b.,-_:" + "".join(map(chr, range(0x21, 0x3000)))
 Minimums = dict[str, tuple[int, int]]
 
 
-def shortest(rules: Rules) -> Minimums:
+def shortest(
+    rules: Rules,
+    graph: Mapping[str, list[str]] | None = None,
+    components: Iterable[list[str]] | None = None,
+) -> Minimums:
     """Each rule's shortest derivation (length in code points, height), component by component
     of the rule graph, leaves first (Tarjan emits a component after every component it
     reaches); inside a cycle a worklist re-evaluates a rule when a rule it uses improves (values
-    only decrease). Rules with no byte-level sentence (token references) are absent."""
+    only decrease, so the order inside a component does not change the result). Rules with no
+    byte-level sentence (token references) are absent. ``graph`` and ``components``: the
+    reference graph and the components (leaves first) of a grammar ``rules`` is a
+    reachability-closed part of, when the caller has them (components outside ``rules`` are
+    passed over)."""
     table: Minimums = {}
-    graph = reference_graph(rules)
-    for component in strongly_connected(graph):
+    if graph is None or components is None:
+        graph = reference_graph(rules)
+        components = strongly_connected(graph)
+    for component in components:
+        if component[0] not in rules:
+            continue
         members = set(component)
         users: dict[str, list[str]] = {}
         for name in component:
@@ -57,16 +69,23 @@ def _evaluate(
 ) -> tuple[int, int]:
     """Post-order evaluation without recursion; ``results`` memoises by node id."""
     stack: list[tuple[syntax.Node, bool]] = [(node, False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        current, ready = stack.pop()
-        if id(current) in results:
+        current, ready = pop()
+        key = id(current)
+        if key in results:
             continue
-        kids = children(current)
-        if kids and not ready:
-            stack.append((current, True))
-            stack.extend((k, False) for k in kids)
-            continue
-        results[id(current)] = _minimum(current, table, results)
+        kind = type(current)
+        if not ready:
+            if kind is _SEQUENCE or kind is _ALTERNATION:
+                push((current, True))
+                stack.extend([(k, False) for k in current.items])  # type: ignore[union-attr]
+                continue
+            if kind is _REPEAT:
+                push((current, True))
+                push((current.item, False))  # type: ignore[union-attr]
+                continue
+        results[key] = _minimum(current, table, results)
     return results[id(node)]
 
 
@@ -174,30 +193,36 @@ class Sampler:
         return "\U0001f600"
 
 
+_SEQUENCE, _ALTERNATION, _REPEAT = syntax.Sequence, syntax.Alternation, syntax.Repeat
+_LITERAL, _REF = syntax.Literal, syntax.RuleRef
+
+
 def _minimum(
     node: syntax.Node, table: dict[str, tuple[int, int]], results: dict[int, tuple[int, int]]
 ) -> tuple[int, int]:
-    if isinstance(node, syntax.Literal):
-        return len(node.codepoints), 0
-    if isinstance(node, (syntax.CharClass, syntax.AnyChar)):
-        return 1, 0
-    if isinstance(node, syntax.TokenRef):
-        return INF, INF
-    if isinstance(node, syntax.RuleRef):
-        length, height = table.get(node.name, (INF, INF))
+    """A node's shortest derivation from its children's (in ``results``) and the rules' (in
+    ``table``); the most frequent kinds first (the syntax classes have no subclasses)."""
+    kind = type(node)
+    if kind is _LITERAL:
+        return len(node.codepoints), 0  # type: ignore[union-attr]
+    if kind is _REF:
+        length, height = table.get(node.name, (INF, INF))  # type: ignore[union-attr]
         return (length, height + 1) if length < INF else (INF, INF)
-    if isinstance(node, syntax.Sequence):
-        parts = [results[id(i)] for i in node.items]
+    if kind is _SEQUENCE:
+        parts = [results[id(i)] for i in node.items]  # type: ignore[union-attr]
         if any(p[0] >= INF for p in parts):
             return INF, INF
         return sum(p[0] for p in parts), max((p[1] for p in parts), default=0)
-    if isinstance(node, syntax.Alternation):
-        return min(results[id(i)] for i in node.items)
-    assert isinstance(node, syntax.Repeat)
-    if node.min == 0:
-        return 0, 0
-    length, height = results[id(node.item)]
-    return (length * node.min, height) if length < INF else (INF, INF)
+    if kind is _ALTERNATION:
+        return min(results[id(i)] for i in node.items)  # type: ignore[union-attr]
+    if kind is _REPEAT:
+        if node.min == 0:  # type: ignore[union-attr]
+            return 0, 0
+        length, height = results[id(node.item)]  # type: ignore[union-attr]
+        return (length * node.min, height) if length < INF else (INF, INF)  # type: ignore[union-attr]
+    if kind is syntax.TokenRef:
+        return INF, INF
+    return 1, 0  # a class or '.'
 
 
 __all__ = ["Sampler"]

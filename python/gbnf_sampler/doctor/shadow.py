@@ -164,6 +164,9 @@ class Nfa:
         return end in current
 
 
+SHAPED_BUCKET = 16  # alternatives in one fingerprint bucket before shapes are used
+
+
 def _show(node: syntax.Node) -> str:
     try:
         text = to_gbnf(node)
@@ -186,18 +189,77 @@ def _fingerprint(node: syntax.Node) -> tuple[object, ...]:
     return (type(node), node)
 
 
-def _covered(items: tuple[syntax.Node, ...], facts: Facts) -> dict[int, int]:
-    """Alternative index -> index of an alternative that covers it."""
+class Shapes:
+    """Hash-consing: each node's shape number, equal exactly when the subtrees are equal (``==``
+    of the syntax dataclasses), computed once per node object (memoised by ``id``, so only for
+    nodes that stay alive, such as ``Grammar.rules``' trees) and without recursion: comparing
+    alternatives is then one integer comparison, not a walk of both subtrees each time."""
+
+    def __init__(self) -> None:
+        self._of: dict[int, int] = {}
+        self._numbers: dict[object, int] = {}
+
+    def of(self, node: syntax.Node) -> int:
+        shape_of = self._of
+        known = shape_of.get(id(node))
+        if known is not None:
+            return known
+        order: list[syntax.Node] = []  # parents before children: numbered in reverse
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if id(current) in shape_of:
+                continue
+            order.append(current)
+            kind = type(current)
+            if kind is _SEQUENCE or kind is _ALTERNATION:
+                stack.extend(current.items)  # type: ignore[union-attr]
+            elif kind is _REPEAT:
+                stack.append(current.item)  # type: ignore[union-attr]
+        numbers = self._numbers
+        for current in reversed(order):
+            kind = type(current)
+            key: object
+            if kind is _SEQUENCE or kind is _ALTERNATION:
+                key = (kind, tuple([shape_of[id(c)] for c in current.items]))  # type: ignore[union-attr]
+            elif kind is _REPEAT:
+                item = current.item  # type: ignore[union-attr]
+                key = (kind, shape_of[id(item)], current.min, current.max)  # type: ignore[union-attr]
+            else:
+                key = current  # a leaf: its own (dataclass) equality and hash
+            shape_of[id(current)] = numbers.setdefault(key, len(numbers))
+        return shape_of[id(node)]
+
+
+_SEQUENCE, _ALTERNATION, _REPEAT = syntax.Sequence, syntax.Alternation, syntax.Repeat
+
+
+def _covered(
+    items: tuple[syntax.Node, ...], facts: Facts, shapes: Shapes | None = None
+) -> dict[int, int]:
+    """Alternative index -> index of an alternative that covers it. ``shapes``: shared
+    :class:`Shapes` for nodes that stay alive (a fresh one otherwise)."""
     covered: dict[int, int] = {}
-    # Duplicates: full comparisons only between alternatives with the same cheap fingerprint
-    # (hashing whole subtrees would walk every nested alternation again).
-    seen: dict[tuple[object, ...], list[int]] = {}
+    shapes = Shapes() if shapes is None else shapes
+    # Duplicates: among alternatives with the same cheap fingerprint, the first earlier one
+    # that is equal. A few are compared with == (it stops at the first difference); past
+    # SHAPED_BUCKET, by their shapes (comparing each newcomer with every earlier one was
+    # quadratic on the large alternations of schema grammars).
+    seen: dict[tuple[object, ...], dict[int, int] | list[int]] = {}
     for j, item in enumerate(items):
-        bucket = seen.setdefault(_fingerprint(item), [])
-        same = next((i for i in bucket if items[i] == item), None)
-        if same is None:
-            bucket.append(j)
-        else:
+        key = _fingerprint(item)
+        bucket = seen.setdefault(key, [])
+        if isinstance(bucket, list) and len(bucket) < SHAPED_BUCKET:
+            same = next((i for i in bucket if items[i] == item), None)
+            if same is None:
+                bucket.append(j)
+            else:
+                covered[j] = same
+            continue
+        if isinstance(bucket, list):  # index the bucket by shape from now on
+            bucket = seen[key] = {shapes.of(items[i]): i for i in reversed(bucket)}
+        same = bucket.setdefault(shapes.of(item), j)
+        if same != j:
             covered[j] = same
     singles = [(j, s) for j, i in enumerate(items) if (s := one_char_set(i)) is not None]
     wide = singles
@@ -236,12 +298,13 @@ def _literals_covered(
 
 def check_shadowed(facts: Facts, loc: Locator) -> list[Finding]:
     out = []
+    shapes = Shapes()
     for rule, body in facts.rules.items():
         for node in walk(body):
             if not isinstance(node, syntax.Alternation):
                 continue
             try:
-                covered = _covered(node.items, facts)
+                covered = _covered(node.items, facts, shapes)
             except RecursionError:  # comparing subtrees nested too deeply: not decided cheaply
                 continue
             for j, i in sorted(covered.items()):

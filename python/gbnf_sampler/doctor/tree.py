@@ -73,11 +73,26 @@ def node_at(root: syntax.Node, path: tuple[int, ...]) -> syntax.Node | None:
 
 
 def reference_graph(rules: Rules) -> dict[str, list[str]]:
-    """Rule -> the distinct defined rules its body references, in first-reference order."""
-    return {
-        name: list(dict.fromkeys(r for r in references(b) if r in rules))
-        for name, b in rules.items()
-    }
+    """Rule -> the distinct defined rules its body references, in first-reference order (the
+    order of :func:`references`; one inlined walk per rule, the hottest loop on large
+    grammars)."""
+    graph: dict[str, list[str]] = {}
+    ref = syntax.RuleRef
+    for name, body in rules.items():
+        found: dict[str, None] = {}
+        stack = [body]
+        pop, extend, push = stack.pop, stack.extend, stack.append
+        while stack:
+            current = pop()
+            kind = type(current)
+            if kind is _SEQUENCE or kind is _ALTERNATION:
+                extend(reversed(current.items))  # type: ignore[union-attr]
+            elif kind is _REPEAT:
+                push(current.item)  # type: ignore[union-attr]
+            elif kind is ref and current.name in rules:  # type: ignore[union-attr]
+                found[current.name] = None  # type: ignore[union-attr]
+        graph[name] = list(found)
+    return graph
 
 
 def reachable(graph: Mapping[str, list[str]], start: str) -> set[str]:
