@@ -131,6 +131,23 @@ def test_property_order_field_reaches_every_schema_dialect(
     assert not accepts(any_order.build(), '{"b": true}')
 
 
+def test_property_order_reaches_the_answer_after_a_think_section() -> None:
+    body = {
+        "response_format": {"type": "json_schema", "json_schema": {"schema": TWO_KEYS}},
+        "reasoning": True,
+        "tool_format": "hermes",
+    }
+    schema_order = find_constraint(body)
+    any_order = find_constraint({**body, "property_order": "any"})
+    assert schema_order is not None and any_order is not None
+    assert schema_order.param == any_order.param == "reasoning"
+    think = "<think>Both keys.</think>\n\n"
+    assert accepts(schema_order.build(), think + '{"a": 1, "b": true}')
+    assert not accepts(schema_order.build(), think + '{"b": true, "a": 1}')
+    assert accepts(any_order.build(), think + '{"b": true, "a": 1}')
+    assert not accepts(any_order.build(), think + '{"b": true}')
+
+
 @pytest.mark.parametrize("order", ["random", 1, ["any"]])
 def test_bad_property_order_is_a_400(order: Any) -> None:
     with pytest.raises(ApiError) as info:

@@ -328,7 +328,7 @@ ERRORS: list[tuple[Any, str, str]] = [
         "missing ')'",
     ),
     (schema(CITY, style="yaml"), "/style", "unknown style"),
-    (schema(CITY, any_order=True), "/any_order", "not supported"),
+    (schema(CITY, style="qwen_xml", any_order=True), "/any_order", "needs style 'json'"),
     ({"type": "any_text", "max_tokens": 5}, "/max_tokens", "budget"),
     ({"type": "any_tokens"}, "", "not supported"),
     ({"type": "repeat", "min": 3, "max": 1, "content": {"type": "any_text"}}, "/max", ">= 3"),
@@ -369,3 +369,23 @@ def test_depth_limit() -> None:
     for _ in range(gs.limits.MAX_STRUCTURAL_TAG_DEPTH + 2):
         spec = {"type": "optional", "content": spec}
     assert "nested deeper" in str(_error(spec))
+
+
+def test_json_schema_any_order_accepts_every_key_order() -> None:
+    two = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"}},
+        "required": ["a", "b"],
+    }
+    spec = {"type": "structural_tag", "format": tag("<x>", schema(two, any_order=True), "</x>")}
+    ordered = {"type": "structural_tag", "format": tag("<x>", schema(two), "</x>")}
+
+    def accepts(spec: Any, text: str) -> bool:
+        m = gs.Matcher(gs.Grammar.from_structural_tag(spec))
+        return m.accept_bytes(text.encode()) and m.can_terminate()
+
+    for text in ('<x>{"a": 1, "b": true}</x>', '<x>{"b": true, "a": 1}</x>'):
+        assert accepts(spec, text)
+    assert not accepts(ordered, '<x>{"b": true, "a": 1}</x>')
+    assert not accepts(spec, '<x>{"b": true, "b": false}</x>')
+    assert not accepts(spec, '<x>{"b": true}</x>')

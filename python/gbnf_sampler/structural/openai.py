@@ -139,12 +139,16 @@ def chat_constraint(
     tool_format: str | ToolFormat | None = None,
     chat_template: str | None = None,
     vocab: Vocab | None = None,
+    property_order: str = "schema",
 ) -> ChatConstraint:
-    """The constraint of a chat request (see the module doc)."""
+    """The constraint of a chat request (see the module doc). ``property_order="any"``: the
+    ``response_format`` schema accepts an object's properties in any order."""
     option = Reasoning.coerce(reasoning)
     wants_tools = bool(tools) and tool_choice != "none"
     if not wants_tools and option.mode == "off":
-        grammar = Grammar.from_response_format(response_format) if response_format else None
+        if not response_format:
+            return ChatConstraint(None, None)
+        grammar = Grammar.from_response_format(response_format, property_order=property_order)
         return ChatConstraint(grammar, None)
     fmt = resolve_format(tool_format, chat_template)
     if fmt is None:
@@ -160,6 +164,8 @@ def chat_constraint(
             "/response_format",
         )
     answer = _answer_format(response_format)
+    if answer is not None and answer.get("type") == "json_schema" and property_order == "any":
+        answer["any_order"] = True
     constraint = fmt.constraint(
         tools or [],
         tool_choice if wants_tools else "none",
@@ -202,8 +208,8 @@ def request_constraint(
 ) -> ChatConstraint:
     """:func:`chat_constraint` from an OpenAI chat-completions request body (``tools``,
     ``tool_choice``, ``parallel_tool_calls``, ``response_format``, and this package's
-    ``reasoning`` and ``tool_format``). A ``structural_tag`` response_format without tools is
-    compiled as is."""
+    ``reasoning``, ``tool_format`` and ``property_order``). A ``structural_tag``
+    response_format without tools is compiled as is."""
     response_format = body.get("response_format")
     if (
         isinstance(response_format, Mapping)
@@ -220,6 +226,7 @@ def request_constraint(
         tool_format=tool_format or body.get("tool_format"),
         chat_template=chat_template,
         vocab=vocab,
+        property_order=body.get("property_order") or "schema",
     )
 
 

@@ -38,7 +38,8 @@ of an ``or``) stops at the tag's first ``end``; the end is then part of the free
 Errors: :class:`~gbnf_sampler.errors.StructuralTagError` with ``.path`` (a JSON pointer into
 the spec); errors of an embedded JSON Schema carry the pointer into the schema after it. Not
 supported (a clear error): ``any_text.max_tokens``/``max_chars`` (a token budget is not a
-grammar: see the reasoning budget of :mod:`.formats`), ``json_schema.any_order``, a non-empty
+grammar: see the reasoning budget of :mod:`.formats`), ``json_schema.any_order`` with a style
+other than ``json`` (with ``json`` it is exact: ``property_order="any"``), a non-empty
 ``json_schema.excludes``, and the token-set formats ``exclude_token``, ``any_tokens``,
 ``token_dispatch``.
 """
@@ -165,12 +166,14 @@ def _const_string(fmt: Mapping[str, Any], path: str, ctx: Ctx) -> Piece:
 def _json_schema(fmt: Mapping[str, Any], path: str, ctx: Ctx) -> Piece:
     keys = ("json_schema", "style", "any_order", "max_whitespace_cnt", "additional_properties")
     S.check_keys(fmt, (*keys, "excludes"), path)
-    if S.get_bool(fmt, "any_order", path, False):
-        raise S.fail(S.pointer(path, "any_order"), "any_order is not supported")
     if S.get_strings(fmt, "excludes", path, nonempty=True):  # SGLang sends [] by default
         raise S.fail(S.pointer(path, "excludes"), "excludes in JSON strings is not supported")
     style = S.get_str(fmt, "style", path, "json")
     options: dict[str, Any] = {}
+    if S.get_bool(fmt, "any_order", path, False):  # properties in any order (exactly)
+        if style != "json":
+            raise S.fail(S.pointer(path, "any_order"), "any_order needs style 'json'")
+        options["property_order"] = "any"
     if fmt.get("max_whitespace_cnt") is not None:
         options["max_whitespace"] = S.get_int(fmt, "max_whitespace_cnt", path, 0)
     if fmt.get("additional_properties") is not None and style == "json":
