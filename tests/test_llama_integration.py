@@ -5,6 +5,7 @@ both (the ``demo`` extra)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
@@ -120,6 +121,45 @@ def test_chat_helper_with_schema_and_response_format(llm: Any) -> None:
     rf = {"type": "json_schema", "json_schema": {"name": "person", "schema": SCHEMA}}
     out = gs.llama.chat(llm, messages, response_format=rf, max_tokens=80)
     assert valid(out["choices"][0]["message"]["content"])
+
+
+@pytest.mark.parametrize(
+    "request_fields",
+    [
+        {"schema": SCHEMA},
+        {"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}}},
+        {
+            "response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}},
+            "reasoning": True,
+            "tool_format": "hermes",
+        },
+    ],
+    ids=["schema", "response_format", "after a think section"],
+)
+def test_chat_helper_property_order_any(
+    llm: Any, monkeypatch: pytest.MonkeyPatch, request_fields: dict[str, Any]
+) -> None:
+    """The grammar gs.llama.chat generates under accepts every key order with
+    property_order="any" (and only the schema's without)."""
+    chat_module = importlib.import_module("gbnf_sampler.llama.chat")  # gs.llama.chat: the function
+    grammars: list[gs.Grammar] = []
+
+    def capture(llm: Any, prompt: Any, grammar: gs.Grammar, **options: Any) -> Any:
+        grammars.append(grammar)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(chat_module, "generate", capture)
+    messages = [{"role": "user", "content": "A person as JSON."}]
+    for order in ("schema", "any"):
+        with pytest.raises(RuntimeError, match="captured"):
+            gs.llama.chat(llm, messages, property_order=order, **request_fields)
+    think = "<think>ok</think>\n\n" if "reasoning" in request_fields else ""
+    swapped = think + '{"age": 31, "name": "Ann", "tags": []}'
+    ordered = think + '{"name": "Ann", "age": 31, "tags": []}'
+    for grammar, any_order in zip(grammars, (False, True), strict=True):
+        for text, expected in ((ordered, True), (swapped, any_order)):
+            m = gs.Matcher(grammar)
+            assert (m.accept_bytes(text.encode()) and m.can_terminate()) == expected, text
 
 
 def test_prompt_as_token_ids(llm: Any) -> None:

@@ -142,6 +142,7 @@ def chat(
     reasoning: Any = False,
     tool_format: Any = None,
     chat_template: str | None = None,
+    property_order: str = "schema",
     stream: bool = False,
     **options: Any,
 ) -> Any:
@@ -151,7 +152,9 @@ def chat(
     list; ``tool_choice`` auto/required/none/named, ``parallel_tool_calls``) and ``reasoning``
     (False, True, "auto", or ``{"budget": N}``) in the model's tool-call format (``tool_format``:
     a ``gs.tool_formats`` name; default: see the module doc).
-    ``chat_template``: a Jinja chat template to use instead of the GGUF's own."""
+    ``chat_template``: a Jinja chat template to use instead of the GGUF's own.
+    ``property_order="any"``: the JSON Schema of ``schema`` / ``response_format`` accepts an
+    object's properties in any order."""
     template = chat_template or llm.metadata.get("tokenizer.chat_template")
     request = {
         "grammar": grammar,
@@ -162,6 +165,7 @@ def chat(
         "parallel_tool_calls": parallel_tool_calls,
         "reasoning": reasoning,
         "tool_format": tool_format,
+        "property_order": property_order,
     }
     constraint = _constraint(llm, template, request)
     prompt = tools_prompt(llm, template, messages, constraint.format, **_prompt_fields(request))
@@ -218,8 +222,10 @@ def _constraint(llm: Any, template: str | None, request: dict[str, Any]) -> Chat
                 "grammar= and schema= do not combine with tools= or reasoning=; use "
                 "response_format= (with tool_choice='none' when tools are given)"
             )
-        g = Grammar.coerce(grammar) if grammar is not None else Grammar.from_json_schema(schema)
-        return ChatConstraint(g, None)
+        if grammar is not None:
+            return ChatConstraint(Grammar.coerce(grammar), None)
+        order = request["property_order"]
+        return ChatConstraint(Grammar.from_json_schema(schema, property_order=order), None)
     if not given and not structured:
         raise ValueError("pass one of grammar=, schema=, response_format=, tools= or reasoning=")
     return chat_constraint(
@@ -232,6 +238,7 @@ def _constraint(llm: Any, template: str | None, request: dict[str, Any]) -> Chat
         or formats.for_model(template, llm.metadata.get("general.architecture"))[0],
         chat_template=template,
         vocab=vocab_for(llm),
+        property_order=request["property_order"],
     )
 
 
