@@ -26,8 +26,10 @@ class BatchContext:
     """A context with ``slots`` sequences of ``ctx_per_slot`` tokens each, and one reusable
     ``llama_batch`` of up to ``capacity`` tokens: ``per_step`` tokens of each generating
     sequence (its sampled token and a jump-forward draft) and a chunk of prompts. Flash
-    attention follows ``llm``'s setting (on for a model from ``gs.llama.load_llama``: a token's
-    logits then do not depend on the batch it is in, which exact jump-forward relies on)."""
+    attention follows ``llm``'s setting (on for a model from ``gs.llama.load_llama``: a
+    sequence's rows are then computed alike with or without its draft tokens in the batch, so
+    greedy answers with jump-forward equal those without; other sequences in the same batch
+    may still round its logits differently)."""
 
     def __init__(
         self,
