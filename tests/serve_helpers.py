@@ -154,6 +154,11 @@ REGEX = "[A-Z][a-z]{2,5}-[0-9]{2}"
 MESSAGES = [{"role": "user", "content": "Answer in the requested format."}]
 
 
+def schema_format(schema: Any) -> dict[str, Any]:
+    """An OpenAI ``response_format`` asking for JSON under ``schema`` (strict)."""
+    return {"type": "json_schema", "json_schema": {"name": "s", "strict": True, "schema": schema}}
+
+
 def valid_json(text: str, schema: Any) -> Any:
     value = json.loads(text)
     jsonschema.validate(value, schema)

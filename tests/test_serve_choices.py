@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from serve_helpers import MESSAGES, SCHEMAS, Server, running_server, valid_json
+from serve_helpers import MESSAGES, SCHEMAS, Server, running_server, schema_format, valid_json
 
 openai = pytest.importorskip("openai", reason="the openai client is not installed")
 httpx = pytest.importorskip("httpx", reason="httpx is not installed")
 
 SCHEMA = SCHEMAS[0]
-SPEC = {"type": "json_schema", "json_schema": {"name": "s", "strict": True, "schema": SCHEMA}}
+SPEC = schema_format(SCHEMA)
 
 
 @pytest.fixture(scope="module")

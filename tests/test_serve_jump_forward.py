@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 
 import gbnf_sampler as gs
-from serve_helpers import MESSAGES, SCHEMAS, Server, running_server, valid_gbnf, valid_json
+from serve_helpers import (
+    MESSAGES,
+    SCHEMAS,
+    Server,
+    running_server,
+    schema_format,
+    valid_gbnf,
+    valid_json,
+)
 
 openai = pytest.importorskip("openai", reason="the openai client is not installed")
 httpx = pytest.importorskip("httpx", reason="httpx is not installed")
@@ -46,10 +54,6 @@ def drafting(server: Server) -> Iterator[Any]:
     engine.max_draft = gs.limits.DEFAULT_MAX_DRAFT_TOKENS
 
 
-def _schema_spec(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "json_schema", "json_schema": {"name": "s", "strict": True, "schema": schema}}
-
-
 def _chat(client: Any, **kwargs: Any) -> Any:
     options: dict[str, Any] = {"max_tokens": 120, "temperature": 0}
     options.update(kwargs)
@@ -58,7 +62,7 @@ def _chat(client: Any, **kwargs: Any) -> Any:
 
 def _requests() -> list[dict[str, Any]]:
     return [
-        *({"response_format": _schema_spec(s)} for s in SCHEMAS),
+        *({"response_format": schema_format(s)} for s in SCHEMAS),
         {"extra_body": {"grammar": FORCED_GBNF}},
         {"extra_body": {"guided_choice": ["The first answer", "The second answer"]}},
     ]
@@ -128,7 +132,7 @@ def test_stop_string_inside_a_draft(drafting: Any, client: Any) -> None:
 def test_sampled_outputs_with_drafts_are_valid(drafting: Any, client: Any) -> None:
     before = drafting.kept_tokens
     for seed, schema in enumerate(SCHEMAS[:3]):
-        out = _chat(client, response_format=_schema_spec(schema), temperature=1.0, seed=seed)
+        out = _chat(client, response_format=schema_format(schema), temperature=1.0, seed=seed)
         if out.choices[0].finish_reason == "stop":
             valid_json(out.choices[0].message.content, schema)
         out = _chat(client, extra_body={"grammar": FORCED_GBNF}, temperature=1.0, seed=seed)

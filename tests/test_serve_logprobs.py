@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from serve_helpers import MESSAGES, SCHEMAS, Server, running_server, valid_json
+from serve_helpers import MESSAGES, SCHEMAS, Server, running_server, schema_format, valid_json
 
 openai = pytest.importorskip("openai", reason="the openai client is not installed")
 httpx = pytest.importorskip("httpx", reason="httpx is not installed")
@@ -30,13 +30,9 @@ def client(server: Server) -> Any:
     return openai.OpenAI(base_url=server.url + "/v1", api_key="none", max_retries=0, timeout=600)
 
 
-def _schema_spec(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "json_schema", "json_schema": {"name": "s", "strict": True, "schema": schema}}
-
-
 @pytest.mark.parametrize("constrained", [False, True])
 def test_chat_logprobs_cover_every_token(client: Any, constrained: bool) -> None:
-    extra = {"response_format": _schema_spec(SCHEMAS[4])} if constrained else {}
+    extra = {"response_format": schema_format(SCHEMAS[4])} if constrained else {}
     out = client.chat.completions.create(
         model="default",
         messages=MESSAGES,
@@ -71,7 +67,7 @@ def test_streamed_logprobs_follow_the_text(client: Any) -> None:
         logprobs=True,
         stream=True,
         stream_options={"include_usage": True},
-        response_format=_schema_spec(SCHEMAS[0]),
+        response_format=schema_format(SCHEMAS[0]),
     )
     text, tokens, usage = "", [], None
     for chunk in stream:
