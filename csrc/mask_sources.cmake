@@ -4,6 +4,8 @@ set(GBNF_MASK_SOURCES
   csrc/mask/token_set.cc
   csrc/mask/prefix_walker.cc
   csrc/mask/config_walker.cc
+  csrc/mask/loop_bytes.cc
+  csrc/mask/loop_walk.cc
   csrc/mask/trie_walks.cc
   csrc/mask/state_mask.cc
   csrc/mask/state_key.cc

@@ -47,6 +47,72 @@ def bpe_vocab() -> gs.Vocab:
     return gs.Vocab(tokens, eos_ids=[eos], special_ids=[eos + 1, eos + 2])
 
 
+# Pieces of the dense vocabulary: ASCII words and punctuation, whole UTF-8 characters (2, 3 and
+# 4 bytes), and broken pieces of them (a lone lead byte, lone continuation bytes, a 3-byte
+# character cut after 2 bytes), so that string bodies, identifiers, comments and free text meet
+# every case of the subtree jumps.
+DENSE_PIECES = [
+    *"abcdefghijklmnopqrstuvwxyzABCXYZ0123456789_",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    '"',
+    "\\",
+    "'",
+    "{",
+    "}",
+    "(",
+    ")",
+    ",",
+    ":",
+    ";",
+    "-",
+    "+",
+    "*",
+    "/",
+    "<",
+    ">",
+    "=",
+    ".",
+    "!",
+    "#",
+    "\x00",
+    "\x1f",
+    "\x7f",
+    "é",
+    "ß",
+    "中",
+    "文",
+    "€",
+    "😀",
+    "ab",
+    "the",
+    "ing",
+    "tool",
+    "call",
+]
+DENSE_BROKEN = [b"\xc3", b"\xa9", b"\xe4\xb8", b"\x80\x80", b"\xf0\x9f", b"\xff", b"\xed\xa0\x80"]
+
+
+def dense_vocab(size: int = 6000, seed: int = 7) -> gs.Vocab:
+    """A vocabulary of `size` tokens with deep shared prefixes (like a BPE vocabulary's): every
+    single byte, then random concatenations of 1-4 pieces (DENSE_PIECES, sometimes a broken
+    UTF-8 piece), EOS last."""
+    import random
+
+    rng = random.Random(seed)
+    pieces = [p.encode() for p in DENSE_PIECES]
+    tokens: dict[bytes, None] = {bytes([i]): None for i in range(256)}
+    while len(tokens) < size - 1:
+        parts = [rng.choice(pieces) for _ in range(rng.randint(1, 4))]
+        if rng.random() < 0.08:
+            parts.insert(rng.randint(0, len(parts)), rng.choice(DENSE_BROKEN))
+        tokens.setdefault(b"".join(parts), None)
+    listed = [*tokens, b"</s>"]
+    return gs.Vocab(listed, eos_ids=[len(listed) - 1])
+
+
 def mask_words(vocab_size: int) -> int:
     return (vocab_size + 31) // 32
 

@@ -163,3 +163,112 @@ def test_classify_job_hook_checks_its_arguments() -> None:
         native._classify_job(0, 0, 0, 0)
     with pytest.raises(ValueError, match="state out of range"):
         native._classify_job(native.num_states, 1, 0, 0)
+
+
+# Grammars whose classifications jump subtrees (mask/loop_walk.h): loops inline and through rule
+# calls (a new stack node per byte), two loops in a row (whitespace, then an identifier), loops
+# that refuse non-ASCII or part of it, a stack that grows per byte (no loop), free text before a
+# trigger, completions inside a covered subtree.
+LOOP_TABLE = [
+    r'root ::= "\"" char* "\"" ":"'
+    + "\n"
+    + r'char ::= [^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    'root ::= ("int" | "x") ws id "(" ws id ")"\nws ::= [ \\t\\n]+\nid ::= [a-zA-Z_] [a-zA-Z_0-9]*',
+    'root ::= ("//" [^\\n]* "\\n")* "x"',
+    'root ::= f ";"\nf ::= "-" f "!" | [0-9]+',
+    'root ::= ([^<] | "<" [^t<])* "<t>" "{" [a-z]* "}"',
+    'root ::= [^\\u4E00-\\u9FFF]* "."',
+    'root ::= [\\u0080-\\U0010FFFF]* "!" | [a-zé]+ "?"',
+    'root ::= x* "."\nx ::= "a" | "b" x? | " "',
+    'root ::= "(" [a-z ]* ")" [a-z]* | [a-z]+ "(" ")"',
+    # bounded repetitions: chains of configurations that count
+    r'root ::= "\"" [^"\\]{0,12} "\"" ":"',
+    r'root ::= "\"" [^"\\]{0,5} "\""',
+    'root ::= [a-z]{2,5} "!" | [0-9]{3}',
+    r'root ::= "\"" ( [^"\\] | "\\" ["n] ){0,8} "\""',
+    'root ::= [a-zé中]{0,6} ";"',
+    'root ::= [a-z]{0,3} [a-z0-9]* "."',
+]
+
+
+@pytest.fixture(scope="module")
+def dense() -> gs.Vocab:
+    from mask_helpers import dense_vocab
+
+    return dense_vocab()
+
+
+@pytest.mark.parametrize("text", LOOP_TABLE + TABLE[:3])
+def test_fast_classification_with_jumps_equals_reference(dense: gs.Vocab, text: str) -> None:
+    compiled = compiled_of(text, dense)
+    assert_fast_equals_reference(compiled, list(range(compiled._native.num_states)))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_fast_classification_equals_reference_on_a_dense_vocabulary(data: st.DataObject) -> None:
+    from mask_helpers import dense_vocab
+
+    rules, root = data.draw(grammars(max_rules=5))
+    compiled = compiled_of(to_gbnf_text(rules, root), dense_vocab(), root=root)
+    assert_fast_equals_reference(compiled, list(range(compiled._native.num_states)))
+
+
+def loop_bytes_of(
+    text: str, vocab: gs.Vocab, taking: bytes
+) -> list[tuple[bytes, bool, int | None]]:
+    """The loop bytes (_loop_bytes) of the states reached by the byte-level walk of `taking`."""
+    compiled = compiled_of(text, vocab)
+    m = gs.Matcher(compiled)
+    assert m.accept_bytes(taking)
+    return [compiled._native._loop_bytes(s) for s in m._core.item_states()]
+
+
+def test_loop_bytes_of_a_string_body_through_a_rule_call(dense: gs.Vocab) -> None:
+    # `char` is not inlined, so every byte of the body calls it anew: the loop is one of shape.
+    found = loop_bytes_of(LOOP_TABLE[0], dense, b'"ab')
+    ascii_bytes, non_ascii, budget = max(found, key=lambda f: len(f[0]))
+    assert non_ascii and budget is None
+    assert set(ascii_bytes) == set(range(128)) - {ord('"'), ord("\\")}
+
+
+def test_loop_bytes_of_an_identifier(dense: gs.Vocab) -> None:
+    found = loop_bytes_of(LOOP_TABLE[1], dense, b"int  ab")
+    ascii_bytes, non_ascii, budget = max(found, key=lambda f: len(f[0]))
+    assert not non_ascii and budget is None
+    letters = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    assert set(ascii_bytes) == set(letters + b"_0123456789")
+
+
+def test_no_loop_bytes_where_the_stack_grows(dense: gs.Vocab) -> None:
+    # Each "-" opens one more "!" to close: the stack grows, no configuration comes back.
+    found = loop_bytes_of(LOOP_TABLE[3], dense, b"--")
+    assert all(ord("-") not in a for a, _, _ in found)
+    digits = loop_bytes_of(LOOP_TABLE[3], dense, b"-1")
+    assert any(set(a) == set(b"0123456789") and b is None for a, _, b in digits)
+
+
+def test_part_of_non_ascii_refused_means_no_non_ascii_loop(dense: gs.Vocab) -> None:
+    found = loop_bytes_of(LOOP_TABLE[5], dense, b"a")
+    assert any(ord("a") in a for a, _, _ in found)
+    assert not any(na for _, na, _ in found)
+
+
+@pytest.mark.parametrize(("taking", "left"), [(b'"', 5), (b'"ab', 3), (b'"abcd', 1)])
+def test_a_bounded_string_is_a_chain_with_the_characters_left(
+    dense: gs.Vocab, taking: bytes, left: int
+) -> None:
+    found = loop_bytes_of(LOOP_TABLE[10], dense, taking)
+    chains = [(a, na, b) for a, na, b in found if b is not None]
+    assert chains
+    ascii_bytes, non_ascii, budget = chains[0]
+    assert budget == left and non_ascii
+    assert set(ascii_bytes) == set(range(128)) - {ord('"'), ord("\\")}
+
+
+def test_a_chain_of_mixed_classes_takes_only_the_shared_bytes(dense: gs.Vocab) -> None:
+    # [a-z]{0,3} [a-z0-9]*: digits end the count early, letters keep counting.
+    (ascii_bytes, non_ascii, budget), *_ = [
+        f for f in loop_bytes_of(LOOP_TABLE[14], dense, b"") if f[2] is not None
+    ]
+    assert set(ascii_bytes) <= set(b"abcdefghijklmnopqrstuvwxyz") and budget is not None

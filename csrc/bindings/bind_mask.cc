@@ -160,6 +160,9 @@ void BindMask(py::module_& m) {
       .def_property_readonly("cache_file_name", &CacheFileName)
       .def("_classify", &ClassifyForTest, py::arg("state"), py::arg("reference"),
            py::arg("chunks"))
+      .def("_loop_bytes", &LoopBytesForTest, py::arg("state"))
+      .def("_classify_ns", &ClassifyNanosForBench, py::arg("state"), py::arg("reference"),
+           py::arg("repeat"))
       .def("_classify_job", &ClassifyJobForTest, py::arg("state"), py::arg("chunks"),
            py::arg("helpers"), py::arg("rescuers"))
       .def("_state_key", &StateKeyForTest, py::arg("state"))

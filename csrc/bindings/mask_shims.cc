@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "mask/cache_core.h"
 #include "mask/classify_job.h"
 #include "mask/config_walker.h"
+#include "mask/loop_bytes.h"
 #include "mask/mask_cache.h"
 #include "mask/mask_file.h"
 #include "mask/state_key.h"
@@ -101,6 +103,45 @@ py::tuple ClassifyForTest(const CompiledGrammar& compiled, StateId state, bool r
     }
   }
   return py::make_tuple(mask.accepted.Members(), mask.dependent.Members());
+}
+
+py::tuple LoopBytesForTest(const CompiledGrammar& compiled, StateId state) {
+  if (state >= compiled.automaton().num_states()) throw py::value_error("state out of range");
+  detail::Recognizer recognizer(compiled.automaton_ptr(), compiled.limits().max_state_size);
+  recognizer.ResetIsolated(state);
+  detail::ConfigWalker walker;
+  walker.Begin(&recognizer, compiled.vocab().max_token_length());
+  detail::LoopFinder finder;
+  const detail::LoopBytes loops = finder.At(walker, 0);
+  walker.End();
+  std::string ascii;
+  for (uint32_t b = 0; b < 128; ++b) {
+    if ((loops.ascii[b >> 6] >> (b & 63)) & 1) ascii.push_back(static_cast<char>(b));
+  }
+  const py::object budget = loops.budget == detail::LoopBytes::kUnbounded
+                                ? py::object(py::none())
+                                : py::object(py::int_(loops.budget));
+  return py::make_tuple(py::bytes(ascii), loops.non_ascii, budget);
+}
+
+double ClassifyNanosForBench(const CompiledGrammar& compiled, StateId state, bool reference,
+                             size_t repeat) {
+  if (state >= compiled.automaton().num_states()) throw py::value_error("state out of range");
+  if (repeat == 0) throw py::value_error("repeat must be >= 1");
+  py::gil_scoped_release release;
+  const TokenTrie& trie = compiled.vocab().trie();
+  const uint32_t mss = compiled.limits().max_state_size;
+  double best = 0;
+  for (size_t r = 0; r < repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const detail::StateMask mask =
+        reference ? detail::ClassifyState(compiled.automaton_ptr(), trie, state, mss)
+                  : detail::ClassifyStateFast(compiled.automaton_ptr(), trie, state, mss);
+    const double ns = std::chrono::duration<double, std::nano>(
+                          std::chrono::steady_clock::now() - t0).count();
+    if (r == 0 || ns < best) best = ns;
+  }
+  return best;
 }
 
 py::tuple ClassifyJobForTest(const CompiledGrammar& compiled, StateId state, size_t chunks,

@@ -28,6 +28,15 @@ std::string CacheFileName(const CompiledGrammar& compiled);
 // state's shared-cache key (None when it has none).
 pybind11::tuple ClassifyForTest(const CompiledGrammar& compiled, StateId state,
                                 bool reference, size_t chunks);
+// Tests: the loop bytes of the first configuration of `state`'s isolated walk
+// (mask/loop_bytes.h): the ASCII bytes taken, whether every multi-byte character is, and the
+// budget (None for a loop).
+pybind11::tuple LoopBytesForTest(const CompiledGrammar& compiled, StateId state);
+
+// Benchmarks: the fastest of `repeat` classifications of `state` (the fast path in one part, or
+// the reference), in nanoseconds of the calling thread's run, result conversion left out.
+double ClassifyNanosForBench(const CompiledGrammar& compiled, StateId state, bool reference,
+                             size_t repeat);
 // The same through a ClassifyJob of `chunks` chunks that `helpers` threads help with and
 // `rescuers` threads (and the caller) classify again (ClassifyJob::Rescue) at the same time.
 pybind11::tuple ClassifyJobForTest(const CompiledGrammar& compiled, StateId state, size_t chunks,

@@ -38,6 +38,7 @@ bool SameCont(const GssCont& a, const GssCont& b) {
 
 void ConfigWalker::Begin(Recognizer* recognizer, size_t max_token_length) {
   recognizer_ = recognizer;
+  max_level_ = max_token_length;
   if (level_config_.size() < max_token_length + 1) {
     level_config_.resize(max_token_length + 1);
     transient_.resize(max_token_length + 1);
@@ -54,6 +55,9 @@ void ConfigWalker::Begin(Recognizer* recognizer, size_t max_token_length) {
   item_pool_.clear();
   config_slots_.assign(64, -1);
   rows_.clear();
+  shapes_.clear();
+  shape_code_.clear();
+  shape_slots_.assign(64, kNil);
   materialized_ = 0;
   held_ = 0;
   recognizer_level_ = 0;
@@ -232,11 +236,40 @@ void ConfigWalker::SyncRecognizer() {
   recognizer_level_ = held_;
 }
 
-// One recognizer step from level held_; its result is memoized when the level is in the memo
-// (steps from transient levels stay transient).
+void ConfigWalker::SameStepRange(uint8_t byte, uint32_t* lo, uint32_t* hi) const {
+  const Automaton& a = recognizer_->automaton();
+  uint32_t low = 0;
+  uint32_t high = 255;
+  for (const Item& it : recognizer_->items()) {
+    for (const ByteEdge& e : a.ByteEdges(it.state)) {
+      if (e.hi < byte) {
+        low = std::max<uint32_t>(low, e.hi + 1u);
+      } else if (e.lo > byte) {
+        high = std::min<uint32_t>(high, e.lo - 1u);
+        break;  // edges are sorted by lo: the rest start higher still
+      } else {
+        low = std::max<uint32_t>(low, e.lo);
+        high = std::min<uint32_t>(high, e.hi);
+      }
+    }
+  }
+  *lo = low;
+  *hi = high;
+}
+
+void ConfigWalker::Memoize(int32_t source, int32_t entry, uint32_t lo, uint32_t hi) {
+  int32_t* row = RowOf(source);
+  for (uint32_t b = lo; b <= hi; ++b) row[b] = entry;
+}
+
+// One recognizer step from level held_; its result is memoized, for every byte the items treat
+// like this one, when the level is in the memo (steps from transient levels stay transient).
 bool ConfigWalker::Step(uint8_t byte) {
   const int32_t source = level_config_[held_];
   SyncRecognizer();
+  uint32_t same_lo = byte;
+  uint32_t same_hi = byte;
+  if (source >= 0) SameStepRange(byte, &same_lo, &same_hi);
   Gss& gss = recognizer_->gss();
   const Gss::MarkPoint before = gss.Mark();
   ++recognizer_steps_;
@@ -250,14 +283,14 @@ bool ConfigWalker::Step(uint8_t byte) {
   }
   if (!ok) {
     gss.RestoreMark(before);
-    if (source >= 0) RowOf(source)[byte] = kRefused;
+    if (source >= 0) Memoize(source, kRefused, same_lo, same_hi);
     return false;
   }
   const bool complete = recognizer_->complete();
   int32_t target = kTransient;
   if (source >= 0) {
     target = InternResult(configs_[static_cast<size_t>(source)].scope, before);
-    if (target >= 0) RowOf(source)[byte] = target * 2 + (complete ? 1 : 0);
+    if (target >= 0) Memoize(source, target * 2 + (complete ? 1 : 0), same_lo, same_hi);
   }
   ++held_;
   level_config_[held_] = target;
@@ -279,6 +312,121 @@ bool ConfigWalker::Step(uint8_t byte) {
   }
   recognizer_level_ = held_;
   return true;
+}
+
+}  // namespace gbnf::detail
+
+namespace gbnf::detail {
+
+const GssNode& ConfigWalker::NodeAt(uint32_t scope, uint32_t id) const {
+  for (uint32_t s = scope; s != 0; s = scopes_[s].parent) {
+    const size_t first = scopes_[scopes_[s].parent].mark.nodes;
+    if (id >= first) return saved_nodes_[scopes_[s].nodes_begin + (id - first)];
+  }
+  return recognizer_->gss().node(id);  // the base scope's nodes stay in place during the walk
+}
+
+const GssCont& ConfigWalker::ContAt(uint32_t scope, uint32_t id) const {
+  for (uint32_t s = scope; s != 0; s = scopes_[s].parent) {
+    const size_t first = scopes_[scopes_[s].parent].mark.conts;
+    if (id >= first) return saved_conts_[scopes_[s].conts_begin + (id - first)];
+  }
+  return recognizer_->gss().cont(id);
+}
+
+// The canonical code of a configuration: the items a byte step can move (those at states with
+// byte edges; the others were completed when they were added), by state, then every node they
+// reach, numbered in the order first met (items first, then each node's continuations in list
+// order), with its rule, accepts flag and continuations. False when the code is not canonical
+// (items sharing a state) or too large.
+bool ConfigWalker::WriteShape(const Config& c, std::vector<uint32_t>* code) {
+  const Automaton& a = recognizer_->automaton();
+  sorted_.clear();
+  for (const Item* it = ItemsOf(c); it != ItemsOf(c) + c.items_size; ++it) {
+    if (!a.ByteEdges(it->state).empty()) sorted_.push_back(*it);
+  }
+  std::sort(sorted_.begin(), sorted_.end(),
+            [](const Item& x, const Item& y) { return x.state < y.state; });
+  shape_nodes_.clear();
+  auto number = [&](uint32_t node) {
+    for (size_t k = 0; k < shape_nodes_.size(); ++k) {
+      if (shape_nodes_[k] == node) return static_cast<uint32_t>(k);
+    }
+    shape_nodes_.push_back(node);
+    return static_cast<uint32_t>(shape_nodes_.size() - 1);
+  };
+  code->clear();
+  code->push_back(static_cast<uint32_t>(sorted_.size()));
+  for (size_t k = 0; k < sorted_.size(); ++k) {
+    if (k > 0 && sorted_[k].state == sorted_[k - 1].state) return false;
+    code->push_back(sorted_[k].state);
+    code->push_back(number(sorted_[k].node));
+  }
+  for (size_t k = 0; k < shape_nodes_.size(); ++k) {
+    if (shape_nodes_.size() > kMaxShapeNodes) return false;
+    const GssNode& n = NodeAt(c.scope, shape_nodes_[k]);
+    code->push_back(n.rule);
+    code->push_back(n.accepts ? 1 : 0);
+    code->push_back(n.cont_count);
+    for (uint32_t e = n.cont_head; e != kNil;) {
+      const GssCont& cont = ContAt(c.scope, e);
+      code->push_back(cont.state);
+      code->push_back(number(cont.node));
+      e = cont.next;
+    }
+  }
+  return true;
+}
+
+uint32_t ConfigWalker::InternShape(const std::vector<uint32_t>& code) {
+  uint64_t hash = code.size();
+  for (uint32_t v : code) hash = Mix(hash, v);
+  const size_t mask = shape_slots_.size() - 1;
+  size_t i = static_cast<size_t>(hash) & mask;
+  for (; shape_slots_[i] != kNil; i = (i + 1) & mask) {
+    const Shape& s = shapes_[shape_slots_[i]];
+    if (s.hash == hash && s.code_size == code.size() &&
+        std::equal(code.begin(), code.end(), shape_code_.begin() + s.code_begin)) {
+      return shape_slots_[i];
+    }
+  }
+  Shape s;
+  s.code_begin = static_cast<uint32_t>(shape_code_.size());
+  s.code_size = static_cast<uint32_t>(code.size());
+  s.hash = hash;
+  shape_code_.insert(shape_code_.end(), code.begin(), code.end());
+  const auto id = static_cast<uint32_t>(shapes_.size());
+  shapes_.push_back(s);
+  shape_slots_[i] = id;
+  GrowSlots(&shape_slots_, kNil, shapes_.size(), [&](uint32_t k) { return shapes_[k].hash; });
+  return id;
+}
+
+uint64_t ConfigWalker::StatesKey(int32_t config) {
+  Config& c = configs_[static_cast<size_t>(config)];
+  if (c.states_key != 0) return c.states_key;
+  const Automaton& a = recognizer_->automaton();
+  uint64_t sum = 0;  // order-free: the items are sorted by node
+  uint64_t count = 0;
+  for (const Item* it = ItemsOf(c); it != ItemsOf(c) + c.items_size; ++it) {
+    if (a.ByteEdges(it->state).empty()) continue;
+    sum += Mix(0, it->state);
+    ++count;
+  }
+  c.states_key = Mix(sum, count) | 1;
+  return c.states_key;
+}
+
+uint32_t ConfigWalker::ShapeOf(int32_t config) {
+  Config& c = configs_[static_cast<size_t>(config)];
+  if (c.shape != kNil) return c.shape;
+  if (WriteShape(c, &code_)) {
+    c.shape = InternShape(code_);
+  } else {
+    c.shape = static_cast<uint32_t>(shapes_.size());  // a shape no other configuration gets
+    shapes_.push_back(Shape());
+  }
+  return c.shape;
 }
 
 }  // namespace gbnf::detail

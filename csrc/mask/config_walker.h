@@ -11,7 +11,9 @@
 // the item set over its stack, in canonical order) is interned too, and its transitions are kept
 // in a table: one row of 256 entries per configuration, filled on first use with the next
 // configuration or "refused". A step over a known byte is one table lookup: no recognizer work,
-// no copy of items.
+// no copy of items. A step's answer is written for the whole range of bytes that every item's
+// byte edges treat alike (the recognizer reads a byte only through edge membership), so a
+// string body's row costs a handful of recognizer steps, not one per byte value.
 //
 // So in an isolated walk from one automaton state (Recognizer::ResetIsolated), a walk inside a
 // regular part of the grammar (string bodies, numbers, identifiers, whitespace, and the
@@ -42,6 +44,8 @@ class ConfigWalker {
   void End();
 
   uint32_t held() const { return held_; }
+  // The deepest level an Extend may reach (Begin's max_token_length).
+  size_t max_level() const { return max_level_; }
   // Pops back to `keep` bytes (keep <= held()), then advances over `add` byte by byte while the
   // grammar allows; returns how many bytes of `add` were taken (held() == keep + that).
   size_t Extend(uint32_t keep, std::string_view add) {
@@ -81,6 +85,34 @@ class ConfigWalker {
   // complete() was true at some level in [1, level] (see PrefixWalker::CompleteWithin).
   bool CompleteWithin(uint32_t level) const { return complete_upto_[level] != 0; }
 
+  // The configuration held at `level` (<= held()), or a negative value for a transient level.
+  // Equal ids at two levels mean equal recognizer states (items and the stack they read).
+  int32_t config_at(uint32_t level) const { return level_config_[level]; }
+  // The memoized step of `config` (>= 0) over `byte`: the next configuration (>= 0), kRefused,
+  // or kNotStepped (no step over a byte the items treat alike yet, or it left the memo).
+  // Whether the configuration's rule invocation may end there (config >= 0).
+  bool IsComplete(int32_t config) const { return configs_[static_cast<size_t>(config)].complete; }
+  static constexpr int32_t kNotStepped = -1;
+  static constexpr int32_t kRefused = -2;
+  int32_t Peek(int32_t config, uint8_t byte) const {
+    const int32_t entry = rows_[static_cast<size_t>(config) * 256 + byte];
+    return entry < 0 ? entry : entry >> 1;
+  }
+
+  // Configurations whose byte steps the recognizer cannot tell apart share a shape id. A byte
+  // step reads the states of the items that have byte edges and the stack nodes those reach
+  // (accepts flags, continuations), never node ids, so two configurations whose movable items
+  // and reachable stacks are equal up to renaming the nodes take the same bytes, to
+  // configurations of equal shape again (a loop through a rule call makes a new configuration
+  // per byte, all of one shape). Their complete() may differ. A configuration whose movable
+  // items share a state, or that reaches more than kMaxShapeNodes nodes, keeps a shape of its
+  // own. Requires config >= 0.
+  static constexpr size_t kMaxShapeNodes = 32;
+  uint32_t ShapeOf(int32_t config);
+  // A hash of the states of the movable items alone: configurations of equal shape have equal
+  // keys, so unequal keys rule a shape comparison out without reading the stack.
+  uint64_t StatesKey(int32_t config);
+
   // Work counters (tests and benchmarks): steps run by the recognizer, configurations and
   // scopes interned.
   uint64_t recognizer_steps() const { return recognizer_steps_; }
@@ -88,8 +120,7 @@ class ConfigWalker {
   size_t scopes() const { return scopes_.size(); }
 
  private:
-  static constexpr int32_t kUnknown = -1;
-  static constexpr int32_t kRefused = -2;
+  static constexpr int32_t kUnknown = kNotStepped;
   static constexpr int32_t kTransient = -1;  // level_config_ of a level outside the memo
 
   struct Scope {
@@ -106,6 +137,13 @@ class ConfigWalker {
     uint32_t items_size = 0;
     uint64_t hash = 0;
     bool complete = false;
+    uint32_t shape = kNil;  // kNil: not computed yet
+    uint64_t states_key = 0;  // 0: not computed yet
+  };
+  struct Shape {
+    uint32_t code_begin = 0;  // in shape_code_
+    uint32_t code_size = 0;
+    uint64_t hash = 0;
   };
   // What a transient level holds (the others are a configuration id).
   struct Transient {
@@ -115,11 +153,20 @@ class ConfigWalker {
   };
 
   bool Step(uint8_t byte);
+  // The widest byte range around `byte` in which every byte edge of the recognizer's items is
+  // either taken by all bytes or by none: a step gives the same result for each of them.
+  void SameStepRange(uint8_t byte, uint32_t* lo, uint32_t* hi) const;
+  void Memoize(int32_t source, int32_t entry, uint32_t lo, uint32_t hi);  // bytes [lo, hi]
   void SyncRecognizer();
   void Materialize(uint32_t scope);
   int32_t InternResult(uint32_t scope, const Gss::MarkPoint& before);
   uint32_t InternScope(uint32_t parent, const Gss::MarkPoint& before);
   int32_t InternConfig(uint32_t scope, const std::vector<Item>& items, bool complete);
+  // A node or continuation of `scope`'s stack, read from the saved segments (or the base).
+  const GssNode& NodeAt(uint32_t scope, uint32_t id) const;
+  const GssCont& ContAt(uint32_t scope, uint32_t id) const;
+  bool WriteShape(const Config& c, std::vector<uint32_t>* code);
+  uint32_t InternShape(const std::vector<uint32_t>& code);
   int32_t* RowOf(int32_t config) { return rows_.data() + static_cast<size_t>(config) * 256; }
   const Item* ItemsOf(const Config& c) const { return item_pool_.data() + c.items_begin; }
 
@@ -131,6 +178,7 @@ class ConfigWalker {
   std::vector<Transient> transient_;   // per level, when transient
   std::vector<uint8_t> complete_upto_;
   uint32_t held_ = 0;
+  size_t max_level_ = 0;
   bool limited_ = false;
 
   std::vector<Scope> scopes_;
@@ -143,6 +191,11 @@ class ConfigWalker {
   // The table: 256 entries per configuration, (next << 1 | next's complete()), kUnknown or
   // kRefused.
   std::vector<int32_t> rows_;
+  std::vector<Shape> shapes_;
+  std::vector<uint32_t> shape_code_;
+  std::vector<uint32_t> shape_slots_;  // open addressing, shape ids (kNil: empty)
+  std::vector<uint32_t> code_;         // scratch of ShapeOf
+  std::vector<uint32_t> shape_nodes_;  // scratch of WriteShape: node ids in canonical order
   std::vector<Item> sorted_;  // scratch
   std::vector<uint32_t> path_;  // scratch of Materialize
 

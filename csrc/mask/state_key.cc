@@ -1,14 +1,37 @@
 #include "mask/state_key.h"
 
-#include <unordered_map>
+#include <cstdint>
+#include <vector>
 
 namespace gbnf::detail {
 namespace {
 
+constexpr uint32_t kUnnumbered = UINT32_MAX;
+
+// Canonical numbers of states and rules during one key computation, indexed by id. Per thread and reused: a key touches a few hundred states of an automaton that
+// may have hundreds of thousands, so the entries written are reset, not the arrays.
+struct KeyNumbers {
+  std::vector<uint32_t> state;
+  std::vector<uint32_t> rule;
+  std::vector<RuleId> rules_met;
+};
+
 class KeyWriter {
  public:
   KeyWriter(const Automaton& a, size_t max_states, StateKey* out)
-      : a_(a), max_states_(max_states), out_(out) {}
+      : a_(a), max_states_(max_states), out_(out), numbers_(ThreadNumbers()) {
+    if (numbers_.state.size() < a.num_states()) {
+      numbers_.state.resize(a.num_states(), kUnnumbered);
+    }
+    if (numbers_.rule.size() < a.num_rules()) numbers_.rule.resize(a.num_rules(), kUnnumbered);
+  }
+  ~KeyWriter() {
+    for (StateId s : queue_) numbers_.state[s] = kUnnumbered;
+    for (RuleId r : numbers_.rules_met) numbers_.rule[r] = kUnnumbered;
+    numbers_.rules_met.clear();
+  }
+  KeyWriter(const KeyWriter&) = delete;
+  KeyWriter& operator=(const KeyWriter&) = delete;
 
   bool Run(StateId start) {
     out_->code.clear();
@@ -24,16 +47,29 @@ class KeyWriter {
   }
 
  private:
+  static KeyNumbers& ThreadNumbers() {
+    thread_local KeyNumbers numbers;
+    return numbers;
+  }
+
   uint32_t Number(StateId s) {
-    auto [it, fresh] = states_.emplace(s, static_cast<uint32_t>(queue_.size()));
-    if (fresh) queue_.push_back(s);
-    return it->second;
+    uint32_t& n = numbers_.state[s];
+    if (n == kUnnumbered) {
+      n = static_cast<uint32_t>(queue_.size());
+      queue_.push_back(s);
+    }
+    return n;
   }
 
   // A rule's canonical number; its first mention also writes its start and nullability.
   void Rule(RuleId r) {
-    auto [it, fresh] = rules_.emplace(r, static_cast<uint32_t>(rules_.size()));
-    out_->code.push_back(it->second);
+    uint32_t& n = numbers_.rule[r];
+    const bool fresh = n == kUnnumbered;
+    if (fresh) {
+      n = static_cast<uint32_t>(numbers_.rules_met.size());
+      numbers_.rules_met.push_back(r);
+    }
+    out_->code.push_back(n);
     if (!fresh) return;
     out_->code.push_back(Number(a_.RuleStart(r)));
     out_->code.push_back(a_.RuleNullable(r) ? 1 : 0);
@@ -57,8 +93,7 @@ class KeyWriter {
   const Automaton& a_;
   size_t max_states_;
   StateKey* out_;
-  std::unordered_map<StateId, uint32_t> states_;
-  std::unordered_map<RuleId, uint32_t> rules_;
+  KeyNumbers& numbers_;
   std::vector<StateId> queue_;
 };
 

@@ -1,22 +1,17 @@
 #include "mask/state_mask.h"
 
+#include <algorithm>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "mask/config_walker.h"
+#include "mask/loop_walk.h"
 #include "mask/prefix_walker.h"
 #include "mask/trie_range.h"
 
 namespace gbnf::detail {
 namespace {
-
-// Sets bits [from, to).
-void SetRange(uint32_t* words, size_t from, size_t to) {
-  for (size_t p = from; p < to && BitInWord(p) != 0; ++p) SetBit(words, p);
-  from = (from + kWordBits - 1) / kWordBits * kWordBits;
-  for (; from + kWordBits <= to; from += kWordBits) words[WordOf(from)] = ~uint32_t{0};
-  for (size_t p = from; p < to; ++p) SetBit(words, p);
-}
 
 // The classification walk over [from, to) with either walker (same interface): accepted ids into
 // `accepted` (a bitset over the vocabulary), dependent positions into `dependent` (a bitset over
@@ -48,7 +43,7 @@ std::pair<size_t, size_t> Classify(Walker& walker, const TokenTrie& trie, size_t
       // Every skipped token starts with the refused prefix: all of them share its fate.
       [&](size_t skip_from, size_t skip_to) {
         if (!dependent_run) return;
-        SetRange(dependent, skip_from, skip_to);
+        SetBitRange(dependent, skip_from, skip_to);
         num_dependent += skip_to - skip_from;
       });
   return {num_accepted, num_dependent};
@@ -80,36 +75,87 @@ void ClassifyRange(const std::shared_ptr<const Automaton>& automaton, const Toke
   recognizer.ResetIsolated(state);
   ConfigWalker walker;
   walker.Begin(&recognizer, trie.vocab().max_token_length());
-  out->accepted.assign(WordsFor(trie.vocab().size()), 0);
-  out->dependent.assign(WordsFor(trie.size()), 0);
+  out->accepted.clear();
+  out->dependent.clear();
   const auto [num_accepted, num_dependent] =
-      Classify(walker, trie, from, to, out->accepted.data(), out->dependent.data());
+      LoopWalk(walker, trie, &out->accepted, &out->dependent).Run(from, to);
   out->num_accepted = num_accepted;
   out->num_dependent = num_dependent;
   walker.End();
 }
 
-StateMask MergeParts(std::vector<StateMaskPart>& parts, const TokenTrie& trie) {
+namespace {
+
+// The positions of `runs` (`count` of them) as a set over the trie.
+TokenSet PositionSet(const PositionRuns& runs, size_t count, size_t universe) {
+  if (count * kWordBits < universe) {
+    std::vector<uint32_t> list;
+    list.reserve(count);
+    for (const auto& [first, last] : runs) {
+      for (uint32_t p = first; p < last; ++p) list.push_back(p);
+    }
+    return TokenSet(list, universe);
+  }
+  std::vector<uint32_t> bits(WordsFor(universe), 0);
+  for (const auto& [first, last] : runs) SetBitRange(bits.data(), first, last);
+  return TokenSet(std::move(bits), count, universe);
+}
+
+// Up to this many ids are sorted into a list; more are set in a bitset (that TokenSet may still
+// turn into a list: a sort costs more than a scan of the words then).
+constexpr size_t kMaxSortedIds = 256;
+
+// The token ids at the positions of `runs` (`count` of them) as a set over the vocabulary: a
+// sorted list when very few, else a bitset written from the positions or, when most positions
+// are in, from the trie's tokens minus those of the positions left out (the fewer scattered
+// writes).
+TokenSet TokenIdSet(const PositionRuns& runs, size_t count, const TokenTrie& trie) {
   const size_t v = trie.vocab().size();
-  StateMask out;
-  std::vector<uint32_t> accepted, dependent;
+  if (count <= kMaxSortedIds && count * kWordBits < v) {
+    std::vector<uint32_t> ids;
+    ids.reserve(count);
+    for (const auto& [first, last] : runs) {
+      for (uint32_t p = first; p < last; ++p) ids.push_back(static_cast<uint32_t>(trie.token_id(p)));
+    }
+    std::sort(ids.begin(), ids.end());
+    return TokenSet(ids, v);
+  }
+  if (count * 2 <= trie.size()) {
+    std::vector<uint32_t> bits(WordsFor(v), 0);
+    for (const auto& [first, last] : runs) {
+      for (uint32_t p = first; p < last; ++p) SetBit(bits.data(), trie.token_id(p));
+    }
+    return TokenSet(std::move(bits), count, v);
+  }
+  std::vector<uint32_t> bits = trie.trie_token_words();
+  uint32_t next = 0;  // positions before `next` are done
+  auto clear_upto = [&](uint32_t end) {
+    for (; next < end; ++next) ClearBit(bits.data(), trie.token_id(next));
+  };
+  for (const auto& [first, last] : runs) {
+    clear_upto(first);
+    next = last;
+  }
+  clear_upto(static_cast<uint32_t>(trie.size()));
+  return TokenSet(std::move(bits), count, v);
+}
+
+}  // namespace
+
+StateMask MergeParts(std::vector<StateMaskPart>& parts, const TokenTrie& trie) {
+  PositionRuns accepted;
+  PositionRuns dependent;
   size_t num_accepted = 0;
   size_t num_dependent = 0;
   for (StateMaskPart& part : parts) {
-    if (accepted.empty()) {
-      accepted = std::move(part.accepted);
-      dependent = std::move(part.dependent);
-    } else {
-      for (size_t w = 0; w < accepted.size(); ++w) accepted[w] |= part.accepted[w];
-      for (size_t w = 0; w < dependent.size(); ++w) dependent[w] |= part.dependent[w];
-    }
+    accepted.insert(accepted.end(), part.accepted.begin(), part.accepted.end());
+    dependent.insert(dependent.end(), part.dependent.begin(), part.dependent.end());
     num_accepted += part.num_accepted;
     num_dependent += part.num_dependent;
   }
-  accepted.resize(WordsFor(v), 0);
-  dependent.resize(WordsFor(trie.size()), 0);
-  out.accepted = TokenSet(std::move(accepted), num_accepted, v);
-  out.dependent = TokenSet(std::move(dependent), num_dependent, trie.size());
+  StateMask out;
+  out.accepted = TokenIdSet(accepted, num_accepted, trie);
+  out.dependent = PositionSet(dependent, num_dependent, trie.size());
   return out;
 }
 

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "gbnf_sampler/automaton.h"
@@ -38,12 +39,15 @@ struct StateMask {
 StateMask ClassifyState(const std::shared_ptr<const Automaton>& automaton, const TokenTrie& trie,
                         StateId state, uint32_t max_state_size);
 
-// The classification of the trie positions [from, to): accepted token ids as a bitset over the
-// vocabulary, dependent positions as a bitset over the trie.
+// Ascending, disjoint ranges [first, second) of trie positions.
+using PositionRuns = std::vector<std::pair<uint32_t, uint32_t>>;
+
+// The classification of the trie positions [from, to): the accepted and the dependent positions
+// as runs (a jumped subtree is one run; MergeParts turns the accepted ones into token ids).
 struct StateMaskPart {
-  std::vector<uint32_t> accepted;
+  PositionRuns accepted;
   size_t num_accepted = 0;
-  std::vector<uint32_t> dependent;
+  PositionRuns dependent;
   size_t num_dependent = 0;
 };
 

@@ -55,6 +55,13 @@ GBNF_HOST_DEVICE constexpr uint32_t LowBits(uint32_t n) {
   return n >= kWordBits ? ~uint32_t{0} : (uint32_t{1} << n) - 1u;
 }
 
+// Sets bits [from, to): the partial words bit by bit, the whole ones at once.
+inline void SetBitRange(uint32_t* words, size_t from, size_t to) {
+  for (; from < to && BitInWord(from) != 0; ++from) SetBit(words, from);
+  for (; from + kWordBits <= to; from += kWordBits) words[WordOf(from)] = ~uint32_t{0};
+  for (; from < to; ++from) SetBit(words, from);
+}
+
 inline int PopCount(uint32_t x) {
 #if defined(__GNUC__) || defined(__clang__)
   return __builtin_popcount(x);

@@ -55,6 +55,43 @@ size_t CountCodepoints(std::string_view text) {
   return n;
 }
 
+Utf8State Utf8Next(Utf8State state, uint8_t byte) {
+  const bool tail = IsContinuation(byte);
+  switch (state) {
+    case kUtf8Start:
+      if (byte < 0x80) return kUtf8Start;
+      if (byte >= 0xC2 && byte <= 0xDF) return kUtf8Tail1;
+      if (byte == 0xE0) return kUtf8AfterE0;
+      if (byte == 0xED) return kUtf8AfterED;
+      if (byte >= 0xE1 && byte <= 0xEF) return kUtf8Tail2;
+      if (byte == 0xF0) return kUtf8AfterF0;
+      if (byte == 0xF4) return kUtf8AfterF4;
+      if (byte >= 0xF1 && byte <= 0xF3) return kUtf8Tail3;
+      return kUtf8Invalid;
+    case kUtf8Tail1: return tail ? kUtf8Start : kUtf8Invalid;
+    case kUtf8Tail2: return tail ? kUtf8Tail1 : kUtf8Invalid;
+    case kUtf8Tail3: return tail ? kUtf8Tail2 : kUtf8Invalid;
+    case kUtf8AfterE0: return byte >= 0xA0 && byte <= 0xBF ? kUtf8Tail1 : kUtf8Invalid;
+    case kUtf8AfterED: return byte >= 0x80 && byte <= 0x9F ? kUtf8Tail1 : kUtf8Invalid;
+    case kUtf8AfterF0: return byte >= 0x90 && byte <= 0xBF ? kUtf8Tail2 : kUtf8Invalid;
+    case kUtf8AfterF4: return byte >= 0x80 && byte <= 0x8F ? kUtf8Tail2 : kUtf8Invalid;
+    case kUtf8Invalid: break;
+  }
+  return kUtf8Invalid;
+}
+
+ByteRange Utf8NextBytes(Utf8State state) {
+  switch (state) {
+    case kUtf8Start: return {0xC2, 0xF4};
+    case kUtf8AfterE0: return {0xA0, 0xBF};
+    case kUtf8AfterED: return {0x80, 0x9F};
+    case kUtf8AfterF0: return {0x90, 0xBF};
+    case kUtf8AfterF4: return {0x80, 0x8F};
+    case kUtf8Invalid: return {1, 0};  // none
+    default: return {0x80, 0xBF};
+  }
+}
+
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "gbnf_sampler/vocab.h"
+#include "support/utf8.h"
 
 namespace gbnf {
 namespace {
@@ -50,6 +51,13 @@ std::vector<uint32_t> NextLower(const std::vector<uint32_t>& lcp) {
   return next;
 }
 
+// The UTF-8 state after `bytes` from a character boundary.
+detail::Utf8State Utf8After(std::string_view bytes) {
+  detail::Utf8State state = detail::kUtf8Start;
+  for (char c : bytes) state = detail::Utf8Next(state, static_cast<uint8_t>(c));
+  return state;
+}
+
 }  // namespace
 
 TokenTrie::TokenTrie(const Vocab& vocab) : vocab_(&vocab) {
@@ -84,11 +92,64 @@ TokenTrie::TokenTrie(const Vocab& vocab) : vocab_(&vocab) {
     if (vocab.TokenUnchecked(id).empty() || vocab.IsEos(id)) continue;
     any_token_[i / 32] |= uint32_t{1} << (i % 32);
   }
+  trie_token_.assign((vocab.size() + 31) / 32, 0);
+  for (TokenId id : ids_) trie_token_[id / 32] |= uint32_t{1} << (id % 32);
   next_lower_ = NextLower(lcp_);
   subtree_end_.reserve(normal.size());
   for (size_t p = 0; p < normal.size(); ++p) {
     const auto len = static_cast<uint32_t>(normal[p].bytes.size());
     subtree_end_.push_back(static_cast<uint32_t>(NextDiverging(p, len)));
+  }
+  SummarizeSubtrees();
+}
+
+// Bottom up (a position's subtree lies after it): each position's summary is the union over its
+// direct children c (q = p + 1, then subtree_end(q), up to subtree_end(p)) of the bytes c adds
+// to bytes(p) and of c's own summary.
+void TokenTrie::SummarizeSubtrees() {
+  const size_t n = ids_.size();
+  below_ascii_.assign(2 * n, 0);
+  byte_flags_.assign(n, 0);
+  below_chars_.assign(n, 0);
+  std::vector<uint8_t> invalid(n, 0);
+  chars_.assign(n, 0);
+  for (size_t p = 0; p < n; ++p) {
+    uint32_t chars = 0;
+    for (char ch : bytes(p)) chars += (static_cast<uint8_t>(ch) & 0xC0) != 0x80 ? 1 : 0;
+    chars_[p] = static_cast<uint8_t>(std::min<uint32_t>(chars, 255));
+    const detail::Utf8State state = Utf8After(bytes(p));
+    invalid[p] = state == detail::kUtf8Invalid;
+    if (state != detail::kUtf8Start) byte_flags_[p] = kEndsInsideChar;
+  }
+  for (size_t p = n; p-- > 0;) {
+    const size_t depth = bytes(p).size();
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    uint8_t flags = 0;
+    uint32_t chars = 0;
+    for (size_t c = p + 1; c < subtree_end_[p]; c = subtree_end_[c]) {
+      uint32_t edge_chars = 0;
+      for (char ch : bytes(c).substr(depth)) {
+        const auto b = static_cast<uint8_t>(ch);
+        if ((b & 0xC0) != 0x80) ++edge_chars;
+        if (b >= 0x80) {
+          flags |= kBelowNonAscii;
+        } else if (b < 64) {
+          lo |= uint64_t{1} << b;
+        } else {
+          hi |= uint64_t{1} << (b - 64);
+        }
+      }
+      lo |= below_ascii_[2 * c];
+      hi |= below_ascii_[2 * c + 1];
+      flags |= static_cast<uint8_t>(byte_flags_[c] & (kBelowNonAscii | kBelowInvalidUtf8));
+      if (invalid[c]) flags |= kBelowInvalidUtf8;
+      chars = std::max<uint32_t>(chars, edge_chars + below_chars_[c]);
+    }
+    below_chars_[p] = static_cast<uint8_t>(std::min<uint32_t>(chars, 255));
+    below_ascii_[2 * p] = lo;
+    below_ascii_[2 * p + 1] = hi;
+    byte_flags_[p] |= flags;
   }
 }
 

@@ -158,13 +158,33 @@ class TokenTrie {
   // Bitset over token ids (ceil(V/32) words): every non-EOS, non-empty token, special ones
   // included (what a negated grammar reference !<x> may match, x aside).
   const std::vector<uint32_t>& any_token_words() const { return any_token_; }
+  // Bitset over token ids (ceil(V/32) words): the tokens of the trie.
+  const std::vector<uint32_t>& trie_token_words() const { return trie_token_; }
   const Vocab& vocab() const { return *vocab_; }
+
+  // What the tokens below each position add to its bytes, for walks that accept a whole
+  // subtree when the parser loops over every byte it holds (mask/loop_bytes.h): the ASCII bytes
+  // of the tails bytes(q)[len(bytes(p)):] of the positions q in (p, subtree_end(p)) as a 128-bit
+  // set (below_ascii()[2 * p] holds 00-3F, [2 * p + 1] 40-7F, bit b & 63) and flags.
+  static constexpr uint8_t kEndsInsideChar = 1;    // bytes(p) is no valid UTF-8 ending between
+                                                   // characters
+  static constexpr uint8_t kBelowNonAscii = 2;     // some tail holds a byte >= 0x80
+  static constexpr uint8_t kBelowInvalidUtf8 = 4;  // some q's bytes are no prefix of valid UTF-8
+  const uint64_t* below_ascii() const { return below_ascii_.data(); }
+  const uint8_t* byte_flags() const { return byte_flags_.data(); }
+  // The most characters (bytes that do not continue a UTF-8 sequence) a tail below p holds,
+  // 255 for 255 or more.
+  const uint8_t* below_chars() const { return below_chars_.data(); }
+  // The characters of bytes(p) (bytes that do not continue a UTF-8 sequence), 255 for more.
+  const uint8_t* chars() const { return chars_.data(); }
 
   // See (I4): at most len(bytes(pos)) - depth + 1 jumps. Requires pos < size(); depth 0 gives
   // size().
   size_t NextDiverging(size_t pos, uint32_t depth) const;
 
  private:
+  void SummarizeSubtrees();
+
   const Vocab* vocab_;
   std::vector<TokenId> ids_;
   std::vector<uint32_t> lcp_;
@@ -174,6 +194,11 @@ class TokenTrie {
   std::string bytes_;              // token bytes in trie order
   std::vector<uint32_t> offsets_;  // size() + 1
   std::vector<uint32_t> any_token_;
+  std::vector<uint32_t> trie_token_;
+  std::vector<uint64_t> below_ascii_;  // 2 per position
+  std::vector<uint8_t> byte_flags_;
+  std::vector<uint8_t> below_chars_;
+  std::vector<uint8_t> chars_;
 };
 
 // ---------------------------------------------------------------------------------------------

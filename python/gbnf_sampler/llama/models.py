@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GbnfSamplerError
+from .compiled import vocab_for
 
 
 class ModelError(GbnfSamplerError):
@@ -88,7 +89,8 @@ def load_llama(
     batch_invariant: bool = True,
 ) -> Any:
     """A ``llama_cpp.Llama`` for ``model`` (a GGUF path, or None / "default" for the embedded
-    model), with llama.cpp's own logging silenced. ``threads`` sets both the decoding and the
+    model), with llama.cpp's own logging silenced and its vocabulary prepared (``vocab_for(llm)``,
+    ``Vocab.prepare``). ``threads`` sets both the decoding and the
     batch thread counts (llama-cpp-python's defaults otherwise: half the cores for one token,
     all of them for a batch).
 
@@ -131,6 +133,8 @@ def load_llama(
             )
     except (ValueError, RuntimeError) as e:
         raise ModelError(f"cannot load {path}: {e}") from e
+    # The vocabulary's one-time preprocessing here, with the model's, not in the first request.
+    vocab_for(llm).prepare()
     if progress:
         print(f"Loaded {path.name} ({llm.n_vocab()} tokens in its vocabulary).", file=sys.stderr)
     return llm

@@ -1,0 +1,161 @@
+#include "mask/loop_walk.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "support/utf8.h"
+
+namespace gbnf::detail {
+namespace {
+
+// The characters of [p, end) when every byte is taken (and its non-ASCII bytes are valid UTF-8,
+// from a boundary), else -1.
+inline int64_t TailTaken(const LoopBytes& loops, const char* p, const char* end) {
+  Utf8State utf8 = kUtf8Start;
+  int64_t chars = 0;
+  for (; p != end; ++p) {
+    const auto b = static_cast<uint8_t>(*p);
+    if (b < 0x80) {
+      // (ASCII inside a multi-byte character is invalid UTF-8.)
+      if (((loops.ascii[b >> 6] >> (b & 63)) & 1) == 0 || utf8 != kUtf8Start) return -1;
+      ++chars;
+      continue;
+    }
+    if (!loops.non_ascii) return -1;
+    if (utf8 == kUtf8Start) ++chars;
+    utf8 = Utf8Next(utf8, b);
+    if (utf8 == kUtf8Invalid) return -1;
+  }
+  return chars;
+}
+
+// Every byte the tokens below `pos` add is one the loop bytes take, whatever the budget.
+inline bool BytesBelowTaken(const LoopBytes& loops, const TokenTrie& trie, size_t pos) {
+  const uint64_t* below = trie.below_ascii() + 2 * pos;
+  const uint8_t refused = loops.non_ascii ? TokenTrie::kBelowInvalidUtf8
+                                          : TokenTrie::kBelowNonAscii;
+  return ((below[0] & ~loops.ascii[0]) | (below[1] & ~loops.ascii[1])) == 0 &&
+         (trie.byte_flags()[pos] & refused) == 0;
+}
+
+// Every token below `pos` is taken whole, `used` characters after the loop bytes' start (given
+// that the bytes up to pos are).
+inline bool BelowTaken(const LoopBytes& loops, const TokenTrie& trie, size_t pos, uint64_t used) {
+  return BytesBelowTaken(loops, trie, pos) &&
+         (loops.budget == LoopBytes::kUnbounded ||
+          used + trie.below_chars()[pos] <= loops.budget);
+}
+
+}  // namespace
+
+size_t LoopWalk::TryCover(const Cover& cover, size_t pos, size_t to) {
+  const std::string_view bytes = trie_.bytes(pos);  // longer than cover.depth: below the root
+  const int64_t chars = TailTaken(cover.loops, bytes.data() + cover.depth,
+                                  bytes.data() + bytes.size());
+  if (chars < 0) return pos;  // a byte the loop bytes do not take: walked
+  const size_t end = std::min<size_t>(trie_.subtree_end(pos), to);
+  if (static_cast<uint64_t>(chars) > cover.loops.budget) {
+    // Too long for the chain: refused inside bytes(pos), with its whole subtree.
+    return cover.refuses_longer ? end : pos;
+  }
+  if (end - pos > 1) {
+    if (BelowTaken(cover.loops, trie_, pos, static_cast<uint64_t>(chars))) {
+      Accept(pos, end);
+      return end;
+    }
+    if (cover.refuses_longer && BytesBelowTaken(cover.loops, trie_, pos)) {
+      AcceptShort(pos, end, cover.char_limit);
+      return end;
+    }
+  }
+  Accept(pos, pos + 1);
+  return pos + 1;
+}
+
+// Accepts `pos` and the positions in (pos, end) with at most `limit` characters; a longer
+// position's subtree is all longer (TokenTrie I3) and is jumped over.
+void LoopWalk::AcceptShort(size_t pos, size_t end, uint64_t limit) {
+  const uint8_t* chars = trie_.chars();
+  const uint8_t* below = trie_.below_chars();
+  size_t run = pos;  // positions [run, q) are accepted
+  size_t q = pos + 1;
+  while (q < end) {
+    if (chars[q] + uint64_t{below[q]} <= limit) {  // q's whole subtree is short enough
+      q = std::min<size_t>(trie_.subtree_end(q), end);
+    } else if (chars[q] <= limit) {
+      ++q;
+    } else {
+      Accept(run, q);
+      q = trie_.subtree_end(q);
+      run = q;
+    }
+  }
+  if (run < end) Accept(run, end);
+}
+
+size_t LoopWalk::AfterTaken(size_t pos, size_t to) {
+  const size_t end = std::min<size_t>(trie_.subtree_end(pos), to);
+  const auto depth = static_cast<uint32_t>(trie_.bytes(pos).size());
+  if (end - pos > kMinJump && walker_.config_at(depth) >= 0 &&
+      (trie_.byte_flags()[pos] & TokenTrie::kEndsInsideChar) == 0) {
+    const LoopBytes* known = loops_.Known(walker_, depth);
+    LoopBytes found;
+    if (known == nullptr && end - pos > kMinFind) {
+      found = loops_.At(walker_, depth);
+      known = &found;
+    }
+    if (known != nullptr && known->any()) {
+      if (BelowTaken(*known, trie_, pos, 0)) {
+        Accept(pos, end);
+        return end;
+      }
+      // A chain's bytes all the way down, some tokens too long: the others are refused.
+      const bool refuses_longer = known->longer_refused && !walker_.CompleteWithin(depth);
+      const uint64_t char_limit = trie_.chars()[pos] + uint64_t{known->budget};
+      if (refuses_longer && BytesBelowTaken(*known, trie_, pos)) {
+        AcceptShort(pos, end, char_limit);
+        return end;
+      }
+      covers_.push_back({end, depth, *known, refuses_longer, char_limit});
+    }
+  }
+  Accept(pos, pos + 1);
+  return pos + 1;
+}
+
+// The walker holds a prefix of the last token it walked; `bound` is the longest common prefix of
+// that token and the one at `pos` (TokenTrie I2: the smallest lcp since), so the walk keeps
+// min(held, bound) bytes. Positions jumped over, covered or refused, have lcps no smaller.
+std::pair<size_t, size_t> LoopWalk::Run(size_t from, size_t to) {
+  uint32_t held = 0;
+  uint32_t bound = 0;
+  for (size_t pos = from; pos < to;) {
+    if (pos != from) bound = std::min(bound, trie_.lcp(pos));
+    while (!covers_.empty() && pos >= covers_.back().end) covers_.pop_back();
+    if (!covers_.empty()) {
+      const size_t next = TryCover(covers_.back(), pos, to);
+      if (next != pos) {
+        pos = next;
+        continue;
+      }
+    }
+    const std::string_view bytes = trie_.bytes(pos);
+    const uint32_t keep = std::min(held, bound);
+    const size_t n = walker_.Extend(keep, bytes.substr(keep));
+    held = bound = static_cast<uint32_t>(keep + n);
+    if (keep + n == bytes.size()) {
+      pos = AfterTaken(pos, to);
+      continue;
+    }
+    const size_t next = std::min(trie_.NextDiverging(pos, held + 1), to);
+    if (walker_.limited() || walker_.CompleteWithin(held)) {
+      // Every token up to `next` starts with the refused prefix: all of them share its fate.
+      AddRun(dependent_, pos, next);
+      num_dependent_ += next - pos;
+    }
+    pos = next;
+  }
+  return {num_accepted_, num_dependent_};
+}
+
+}  // namespace gbnf::detail

@@ -1,0 +1,85 @@
+// The fast classification walk (state_mask.h's ClassifyRange): the reference walk over the token
+// trie, stepping a ConfigWalker, plus subtree jumps where the parser loops.
+//
+// After the walker takes a whole token p whose subtree is large enough, the loop bytes of the
+// configuration it holds (loop_bytes.h) decide what is below p without walking it:
+//   * when every byte the tokens below p add loops (TokenTrie::below_ascii, byte_flags), the
+//     whole subtree is accepted and jumped over;
+//   * when those bytes are a chain's (a bounded repetition) and only some tokens are too long,
+//     the short ones are accepted from their character counts and the long ones are refused;
+//   * otherwise p becomes a cover: each token below p whose bytes past p all loop is accepted
+//     from its bytes alone (a scan, no parser step), with its own subtree when that is made of
+//     looping bytes too; only the others are walked (inside a string body: the tokens holding a
+//     quote, a backslash, a control byte or broken UTF-8).
+// Accepted and dependent positions are kept as runs (a jump is one run); the result is the
+// reference walk's, position for position.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "gbnf_sampler/vocab.h"
+#include "mask/config_walker.h"
+#include "mask/loop_bytes.h"
+#include "mask/state_mask.h"
+
+namespace gbnf::detail {
+
+class LoopWalk {
+ public:
+  // A subtree of this many tokens or fewer is walked, not tested for a jump; past kMinFind
+  // tokens the loop bytes of the walker's configuration are found when no configuration of its
+  // shape had them found yet (a search costs a few hundred table steps).
+  static constexpr size_t kMinJump = 4;
+  static constexpr size_t kMinFind = 32;
+
+  // Appends to `accepted` and `dependent` (position runs: state_mask.h).
+  LoopWalk(ConfigWalker& walker, const TokenTrie& trie, PositionRuns* accepted,
+           PositionRuns* dependent)
+      : walker_(walker), trie_(trie), accepted_(accepted), dependent_(dependent) {}
+
+  // Classifies the positions [from, to); returns the numbers of accepted and dependent ones.
+  std::pair<size_t, size_t> Run(size_t from, size_t to);
+
+ private:
+  struct Cover {
+    size_t end;      // the cover's subtree is (root, end)
+    uint32_t depth;  // bytes of its root
+    LoopBytes loops;
+    // A string of the chain's bytes past its budget is refused, and nothing completed before the
+    // root: such tokens are rejected without a walk.
+    bool refuses_longer;
+    uint64_t char_limit;  // characters of the root plus the budget
+  };
+  // A covered token at `pos` (with its subtree when that is covered too) is accepted; returns
+  // the next position, or `pos` when the token is not covered.
+  size_t TryCover(const Cover& cover, size_t pos, size_t to);
+  // After the walker took the whole token at `pos`: jumps its subtree, or makes it a cover;
+  // returns the next position.
+  size_t AfterTaken(size_t pos, size_t to);
+  void AcceptShort(size_t pos, size_t end, uint64_t limit);
+  void Accept(size_t from, size_t to) {
+    AddRun(accepted_, from, to);
+    num_accepted_ += to - from;
+  }
+  static void AddRun(PositionRuns* runs, size_t from, size_t to) {
+    if (!runs->empty() && runs->back().second == from) {
+      runs->back().second = static_cast<uint32_t>(to);
+    } else {
+      runs->emplace_back(static_cast<uint32_t>(from), static_cast<uint32_t>(to));
+    }
+  }
+
+  ConfigWalker& walker_;
+  const TokenTrie& trie_;
+  PositionRuns* accepted_;
+  PositionRuns* dependent_;
+  LoopFinder loops_;
+  std::vector<Cover> covers_;  // nested: each inside the one before
+  size_t num_accepted_ = 0;
+  size_t num_dependent_ = 0;
+};
+
+}  // namespace gbnf::detail
