@@ -33,6 +33,8 @@ overhead). Engines:
               ("first mask" = compile, which precomputes xgrammar's adaptive masks, + first fill).
 "mem" is the memory a grammar holds after its replay: ours CompiledGrammar.stats().bytes (mask
 cache entries), xgrammar CompiledGrammar.memory_size_bytes; llguidance keeps no per-state masks.
+``--step-ms N`` sleeps N ms after every timed step (outside the clock), as a decode on an
+accelerator would leave the CPU to background work; the default 0 replays masks back to back.
 Prints a markdown table and the ratios of each engine's p50/p99/max/first-mask to ours.
 """
 
@@ -63,6 +65,14 @@ ALL_VOCABS = ["llama-bpe", "qwen2", "gemma"]
 # out preemption by other processes on a shared machine (~4 ms scheduler slices otherwise show up
 # as "max" for every engine alike).
 now_ns = time.perf_counter_ns
+# Model time between two masks (--step-ms), spent asleep outside the clock: what a decode on an
+# accelerator leaves the CPU cores for (background precompute, for ours). 0: masks back to back.
+step_seconds = 0.0
+
+
+def model_time() -> None:
+    if step_seconds > 0:
+        time.sleep(step_seconds)
 
 
 def load_model(name: str) -> Any:
@@ -104,6 +114,7 @@ def replay_ours(m: gs.Matcher, vocab: gs.Vocab, tokens: list[int], res: Result) 
         a = now_ns()
         m.fill_mask(row)
         res.steps.append((now_ns() - a) / 1e3)
+        model_time()
         if not bit(row, tid) or not m.accept_token(tid):
             res.violations += 1
             return
@@ -203,6 +214,7 @@ def run_llama(llm: Any, grammar: str, tokens: list[int], eos: list[int], res: Re
             a = now_ns()
             lc.llama_sampler_apply(smpl, ctypes.byref(cand.arr))
             res.steps.append((now_ns() - a) / 1e3)
+            model_time()
             if not cand.allowed(tid):
                 res.violations += 1
                 return  # llama.cpp aborts when accepting a token its grammar refuses
@@ -254,6 +266,7 @@ def run_llguidance(
         a = now_ns()
         llnp.fill_next_token_bitmask(m, bitmask, 0)
         res.steps.append((now_ns() - a) / 1e3)
+        model_time()
         if not bit(bitmask[0], tid) or not m.consume_token(tid):
             res.violations += 1
             return
@@ -291,6 +304,7 @@ def run_xgrammar(
         a = now_ns()
         m.fill_next_token_bitmask(bitmask, 0)
         res.steps.append((now_ns() - a) / 1e3)
+        model_time()
         if not bit(row, tid) or not m.accept_token(tid):
             res.violations += 1
             return
@@ -312,10 +326,14 @@ def main() -> int:
         default=["ours", "ours-warm", "llguidance", "xgrammar", "llama"],
     )
     ap.add_argument("--clock", choices=["wall", "thread"], default="wall")
+    ap.add_argument(
+        "--step-ms", type=float, default=0.0, help="model time between masks (asleep, unclocked)"
+    )
     args = ap.parse_args()
-    global now_ns
+    global now_ns, step_seconds
     if args.clock == "thread":
         now_ns = time.thread_time_ns
+    step_seconds = args.step_ms / 1e3
     from assets import llama_cpp_grammars
 
     grammars_dir = Path(next(iter(llama_cpp_grammars().values()))).parent

@@ -7,6 +7,7 @@ namespace gbnf::detail {
 namespace {
 
 constexpr uint32_t kUnnumbered = UINT32_MAX;
+constexpr size_t kKeptStates = size_t{1} << 20;  // 4 MiB of numbers per thread at most
 
 // Canonical numbers of states and rules during one key computation, indexed by id. Per thread and reused: a key touches a few hundred states of an automaton that
 // may have hundreds of thousands, so the entries written are reset, not the arrays.
@@ -29,6 +30,9 @@ class KeyWriter {
     for (StateId s : queue_) numbers_.state[s] = kUnnumbered;
     for (RuleId r : numbers_.rules_met) numbers_.rule[r] = kUnnumbered;
     numbers_.rules_met.clear();
+    // A thread keeps the arrays of ordinary automata, not those of a huge one.
+    if (numbers_.state.size() > kKeptStates) std::vector<uint32_t>().swap(numbers_.state);
+    if (numbers_.rule.size() > kKeptStates) std::vector<uint32_t>().swap(numbers_.rule);
   }
   KeyWriter(const KeyWriter&) = delete;
   KeyWriter& operator=(const KeyWriter&) = delete;
