@@ -402,6 +402,18 @@ uint32_t ConfigWalker::InternShape(const std::vector<uint32_t>& code) {
   return id;
 }
 
+uint32_t ConfigWalker::WidestByteRange(int32_t config) const {
+  const Config& c = configs_[static_cast<size_t>(config)];
+  const Automaton& a = recognizer_->automaton();
+  uint32_t widest = 0;
+  for (const Item* it = ItemsOf(c); it != ItemsOf(c) + c.items_size; ++it) {
+    for (const ByteEdge& e : a.ByteEdges(it->state)) {
+      widest = std::max<uint32_t>(widest, uint32_t{e.hi} - e.lo + 1u);
+    }
+  }
+  return widest;
+}
+
 uint64_t ConfigWalker::StatesKey(int32_t config) {
   Config& c = configs_[static_cast<size_t>(config)];
   if (c.states_key != 0) return c.states_key;

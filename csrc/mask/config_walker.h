@@ -109,6 +109,9 @@ class ConfigWalker {
   // own. Requires config >= 0.
   static constexpr size_t kMaxShapeNodes = 32;
   uint32_t ShapeOf(int32_t config);
+  // The widest byte range one edge of the configuration's items takes (a loop or a count over
+  // a class needs a wide one; a literal has edges of one byte).
+  uint32_t WidestByteRange(int32_t config) const;
   // A hash of the states of the movable items alone: configurations of equal shape have equal
   // keys, so unequal keys rule a shape comparison out without reading the stack.
   uint64_t StatesKey(int32_t config);

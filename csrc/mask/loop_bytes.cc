@@ -85,9 +85,12 @@ bool LoopFinder::MultiByteTaken(ConfigWalker& walker, uint32_t level, std::strin
     }
     const auto byte = static_cast<uint8_t>(top.next++);
     const Utf8State next = Utf8Next(top.state, byte);
-    full.assign(path.begin(), path.end());
-    full.append(top.path, top.path_size);
-    const int32_t config = StepFrom(walker, level, top.config, full, byte);
+    int32_t config = walker.Peek(top.config, byte);
+    if (config == ConfigWalker::kNotStepped) {  // the walker steps along the whole path
+      full.assign(path.begin(), path.end());
+      full.append(top.path, top.path_size);
+      config = StepFrom(walker, level, top.config, full, byte);
+    }
     if (config < 0) return false;
     if (next == kUtf8Start) {
       if (!ends(config)) return false;
@@ -126,15 +129,18 @@ bool LoopFinder::EndRefuses(ConfigWalker& walker, uint32_t level, const LoopByte
 // keep doing so (else non_ascii is dropped for the whole chain).
 LoopBytes LoopFinder::FindChain(ConfigWalker& walker, uint32_t level, const int32_t* next) {
   LoopBytes out;
-  int32_t first = -1;
+  int32_t sorted[128];
+  std::copy(next, next + 128, sorted);
+  std::sort(sorted, sorted + 128);
+  int32_t first = -1;  // the configuration most ASCII bytes step to
   size_t best = 0;
-  for (uint32_t b = 0; b < 128; ++b) {
-    if (next[b] < 0) continue;
-    size_t count = 0;
-    for (uint32_t c = b; c < 128; ++c) count += next[c] == next[b] ? 1 : 0;
-    if (count > best) best = count, first = next[b];
+  for (size_t i = 0, j = 0; i < 128; i = j) {
+    for (j = i; j < 128 && sorted[j] == sorted[i]; ++j) {
+    }
+    if (sorted[i] >= 0 && j - i > best) best = j - i, first = sorted[i];
   }
-  if (first < 0) return out;
+  // A literal (one byte, or a few) is no repetition worth following.
+  if (first < 0 || best < kMinChainBytes) return out;
   uint8_t rep = 0;
   for (uint32_t b = 128; b-- > 0;) {
     if (next[b] == first) out.ascii[b >> 6] |= uint64_t{1} << (b & 63), rep = static_cast<uint8_t>(b);
@@ -156,14 +162,24 @@ LoopBytes LoopFinder::FindChain(ConfigWalker& walker, uint32_t level, const int3
     const int32_t to = StepFrom(walker, level, from, chain_path_, rep);
     bool same = to >= 0;
     for (uint32_t b = 0; b < 128 && same; ++b) {
-      if ((out.ascii[b >> 6] >> (b & 63)) & 1) {
-        same = StepFrom(walker, level, from, chain_path_, static_cast<uint8_t>(b)) == to;
+      if (((out.ascii[b >> 6] >> (b & 63)) & 1) == 0) continue;
+      int32_t step = walker.Peek(from, static_cast<uint8_t>(b));
+      if (step == ConfigWalker::kNotStepped) {
+        step = StepFrom(walker, level, from, chain_path_, static_cast<uint8_t>(b));
       }
+      same = step == to;
     }
     if (!same) break;
     if (out.non_ascii) {
       out.non_ascii = MultiByteTaken(walker, level, chain_path_, from,
                                      [&](int32_t c) { return c == to; });
+    }
+    if (to == from) {
+      // The count is over and the bytes loop from here on: no budget (any longer string of
+      // them is taken too).
+      out.budget = LoopBytes::kUnbounded;
+      out.longer_refused = false;
+      return out;
     }
     link = to;
   }

@@ -46,8 +46,11 @@ struct LoopBytes {
 // (configuration, UTF-8 state) pairs the multi-byte check explores before it gives up
 // (non_ascii stays false: tokens with such bytes are walked).
 inline constexpr size_t kMaxLoopPairs = 64;
-// The longest chain followed (a budget past the longest token buys nothing).
-inline constexpr uint32_t kMaxChain = 255;
+// The longest chain followed: each link costs a few hundred table steps, and tokens of more
+// characters are rare (they are walked).
+inline constexpr uint32_t kMaxChain = 32;
+// The fewest ASCII bytes a chain's class holds (fewer: a literal, walked as it is).
+inline constexpr size_t kMinChainBytes = 4;
 
 // The loop bytes of walk configurations, memoized by shape for one walk (between Begin and End
 // of one ConfigWalker).

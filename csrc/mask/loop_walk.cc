@@ -100,7 +100,8 @@ size_t LoopWalk::AfterTaken(size_t pos, size_t to) {
       (trie_.byte_flags()[pos] & TokenTrie::kEndsInsideChar) == 0) {
     const LoopBytes* known = loops_.Known(walker_, depth);
     LoopBytes found;
-    if (known == nullptr && end - pos > kMinFind) {
+    if (known == nullptr && end - pos > kMinFind &&
+        walker_.WidestByteRange(walker_.config_at(depth)) >= kMinChainBytes) {
       found = loops_.At(walker_, depth);
       known = &found;
     }

@@ -31,9 +31,10 @@ class LoopWalk {
  public:
   // A subtree of this many tokens or fewer is walked, not tested for a jump; past kMinFind
   // tokens the loop bytes of the walker's configuration are found when no configuration of its
-  // shape had them found yet (a search costs a few hundred table steps).
+  // shape had them found yet (a search costs a few hundred table steps), unless no edge of the
+  // configuration takes kMinChainBytes bytes or more (a literal).
   static constexpr size_t kMinJump = 4;
-  static constexpr size_t kMinFind = 32;
+  static constexpr size_t kMinFind = 256;
 
   // Appends to `accepted` and `dependent` (position runs: state_mask.h).
   LoopWalk(ConfigWalker& walker, const TokenTrie& trie, PositionRuns* accepted,
