@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,4 @@ def test_demo_runs_every_job_and_validates_its_outputs() -> None:
     ticket = out.split("== support ticket -> JSON (schema)\n", 1)[1].splitlines()[0]
     jsonschema.validate(json.loads(ticket), TICKET_SCHEMA)
     assert "tokens/s: constrained" in out
+    assert len(re.findall(r"first run [0-9.]+ s, warm run [0-9.]+ s \(\d+ tokens", out)) == 3
