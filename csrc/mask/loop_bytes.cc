@@ -137,13 +137,18 @@ LoopBytes LoopFinder::FindChain(ConfigWalker& walker, uint32_t level, const int3
   for (size_t i = 0, j = 0; i < 128; i = j) {
     for (j = i; j < 128 && sorted[j] == sorted[i]; ++j) {
     }
-    if (sorted[i] >= 0 && j - i > best) best = j - i, first = sorted[i];
+    if (sorted[i] >= 0 && j - i > best) {
+      best = j - i;
+      first = sorted[i];
+    }
   }
   // A literal (one byte, or a few) is no repetition worth following.
   if (first < 0 || best < kMinChainBytes) return out;
   uint8_t rep = 0;
   for (uint32_t b = 128; b-- > 0;) {
-    if (next[b] == first) out.ascii[b >> 6] |= uint64_t{1} << (b & 63), rep = static_cast<uint8_t>(b);
+    if (next[b] != first) continue;
+    out.ascii[b >> 6] |= uint64_t{1} << (b & 63);
+    rep = static_cast<uint8_t>(b);  // the lowest byte of the class steps the chain along
   }
   const int32_t start = walker.config_at(level);
   chain_.assign(1, start);
@@ -197,7 +202,9 @@ LoopBytes LoopFinder::FindChain(ConfigWalker& walker, uint32_t level, const int3
     LoopBytes rest = out;
     rest.budget = out.budget - static_cast<uint32_t>(i);
     rest.longer_refused = end_refuses && !completes_inside_ && completes_after[i] == 0;
-    if (SlotOf(&by_config_, static_cast<uint32_t>(chain_[i])) < 0) Remember(walker, chain_[i], rest);
+    if (SlotOf(&by_config_, static_cast<uint32_t>(chain_[i])) < 0) {
+      Remember(walker, chain_[i], rest);
+    }
   }
   return out;
 }

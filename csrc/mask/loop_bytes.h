@@ -84,11 +84,13 @@ class LoopFinder {
   std::vector<int32_t> by_config_;
   std::vector<int32_t> by_shape_;
   size_t num_looping_ = 0;  // found_ entries with loop bytes
-  std::vector<std::pair<int32_t, uint8_t>> seen_;  // scratch of the multi-byte check
-  std::string step_;                               // scratch of StepFrom
-  std::string chain_path_;                         // scratch of FindChain
+  // Scratch: of the multi-byte check, of StepFrom, of FindChain (the chain's configurations
+  // and the bytes to its last one).
+  std::vector<std::pair<int32_t, uint8_t>> seen_;
+  std::string step_;
+  std::vector<int32_t> chain_;
+  std::string chain_path_;
   bool completes_inside_ = false;  // a configuration inside a multi-byte character completes
-  std::vector<int32_t> chain_;                     // scratch of FindChain
 };
 
 }  // namespace gbnf::detail

@@ -46,6 +46,10 @@ inline bool BelowTaken(const LoopBytes& loops, const TokenTrie& trie, size_t pos
           used + trie.below_chars()[pos] <= loops.budget);
 }
 
+// TokenTrie::chars() and below_chars() stop counting here: a limit this high could let a longer
+// token pass.
+constexpr uint64_t kSaturatedChars = 255;
+
 }  // namespace
 
 size_t LoopWalk::TryCover(const Cover& cover, size_t pos, size_t to) {
@@ -63,7 +67,8 @@ size_t LoopWalk::TryCover(const Cover& cover, size_t pos, size_t to) {
       Accept(pos, end);
       return end;
     }
-    if (cover.refuses_longer && BytesBelowTaken(cover.loops, trie_, pos)) {
+    if (cover.refuses_longer && cover.char_limit < kSaturatedChars &&
+        BytesBelowTaken(cover.loops, trie_, pos)) {
       AcceptShort(pos, end, cover.char_limit);
       return end;
     }
@@ -85,7 +90,7 @@ void LoopWalk::AcceptShort(size_t pos, size_t end, uint64_t limit) {
     } else if (chars[q] <= limit) {
       ++q;
     } else {
-      Accept(run, q);
+      if (q > run) Accept(run, q);
       q = trie_.subtree_end(q);
       run = q;
     }
@@ -113,7 +118,8 @@ size_t LoopWalk::AfterTaken(size_t pos, size_t to) {
       // A chain's bytes all the way down, some tokens too long: the others are refused.
       const bool refuses_longer = known->longer_refused && !walker_.CompleteWithin(depth);
       const uint64_t char_limit = trie_.chars()[pos] + uint64_t{known->budget};
-      if (refuses_longer && BytesBelowTaken(*known, trie_, pos)) {
+      if (refuses_longer && char_limit < kSaturatedChars &&
+          BytesBelowTaken(*known, trie_, pos)) {
         AcceptShort(pos, end, char_limit);
         return end;
       }

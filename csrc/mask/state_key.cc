@@ -9,8 +9,9 @@ namespace {
 constexpr uint32_t kUnnumbered = UINT32_MAX;
 constexpr size_t kKeptStates = size_t{1} << 20;  // 4 MiB of numbers per thread at most
 
-// Canonical numbers of states and rules during one key computation, indexed by id. Per thread and reused: a key touches a few hundred states of an automaton that
-// may have hundreds of thousands, so the entries written are reset, not the arrays.
+// Canonical numbers of states and rules during one key computation, indexed by id. Per thread
+// and reused: a key touches a few hundred states of an automaton that may have hundreds of
+// thousands, so the entries written are reset, not the arrays.
 struct KeyNumbers {
   std::vector<uint32_t> state;
   std::vector<uint32_t> rule;

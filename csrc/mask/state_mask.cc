@@ -115,7 +115,9 @@ TokenSet TokenIdSet(const PositionRuns& runs, size_t count, const TokenTrie& tri
     std::vector<uint32_t> ids;
     ids.reserve(count);
     for (const auto& [first, last] : runs) {
-      for (uint32_t p = first; p < last; ++p) ids.push_back(static_cast<uint32_t>(trie.token_id(p)));
+      for (uint32_t p = first; p < last; ++p) {
+        ids.push_back(static_cast<uint32_t>(trie.token_id(p)));
+      }
     }
     std::sort(ids.begin(), ids.end());
     return TokenSet(ids, v);
