@@ -88,10 +88,10 @@ class ConfigWalker {
   // The configuration held at `level` (<= held()), or a negative value for a transient level.
   // Equal ids at two levels mean equal recognizer states (items and the stack they read).
   int32_t config_at(uint32_t level) const { return level_config_[level]; }
-  // The memoized step of `config` (>= 0) over `byte`: the next configuration (>= 0), kRefused,
-  // or kNotStepped (no step over a byte the items treat alike yet, or it left the memo).
   // Whether the configuration's rule invocation may end there (config >= 0).
   bool IsComplete(int32_t config) const { return configs_[static_cast<size_t>(config)].complete; }
+  // The memoized step of `config` (>= 0) over `byte`: the next configuration (>= 0), kRefused,
+  // or kNotStepped (no step over a byte the items treat alike yet, or it left the memo).
   static constexpr int32_t kNotStepped = -1;
   static constexpr int32_t kRefused = -2;
   int32_t Peek(int32_t config, uint8_t byte) const {

@@ -14,7 +14,8 @@
 //
 // Two classifiers compute it: ClassifyState, the reference (the recognizer on every byte,
 // PrefixWalker), and ClassifyRange + MergeParts, the fast path (ConfigWalker: a table of the
-// recognizer's steps), which also splits the trie into ranges that threads classify apart.
+// recognizer's steps; LoopWalk: subtree jumps where the parser loops or counts), which also
+// splits the trie into ranges that threads classify apart.
 #pragma once
 
 #include <cstddef>
