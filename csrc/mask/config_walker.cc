@@ -314,10 +314,6 @@ bool ConfigWalker::Step(uint8_t byte) {
   return true;
 }
 
-}  // namespace gbnf::detail
-
-namespace gbnf::detail {
-
 const GssNode& ConfigWalker::NodeAt(uint32_t scope, uint32_t id) const {
   for (uint32_t s = scope; s != 0; s = scopes_[s].parent) {
     const size_t first = scopes_[scopes_[s].parent].mark.nodes;

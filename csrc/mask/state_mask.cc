@@ -13,9 +13,9 @@
 namespace gbnf::detail {
 namespace {
 
-// The classification walk over [from, to) with either walker (same interface): accepted ids into
-// `accepted` (a bitset over the vocabulary), dependent positions into `dependent` (a bitset over
-// the trie); returns the two counts.
+// The reference classification walk over [from, to) (the fast path is LoopWalk's): accepted ids
+// into `accepted` (a bitset over the vocabulary), dependent positions into `dependent` (a bitset
+// over the trie); returns the two counts.
 template <typename Walker>
 std::pair<size_t, size_t> Classify(Walker& walker, const TokenTrie& trie, size_t from, size_t to,
                                    uint32_t* accepted,
