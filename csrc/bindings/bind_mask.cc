@@ -2,6 +2,7 @@
 // checks, defaults, the compile cache) live in python/gbnf_sampler/compiled.py and matcher.py;
 // bitmask checks in arrays.cc.
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,15 +48,31 @@ std::shared_ptr<CompiledGrammar> Compile(std::shared_ptr<Automaton> automaton,
       CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits, options));
 }
 
-void FillMask(PyTokenMatcher& m, const py::object& bitmask_obj, int64_t index, bool reference) {
+enum class FillKind { kCached, kReference, kTimed };
+
+// Fills row `index`; kTimed returns the nanoseconds of TokenMatcher::FillMask alone (what the
+// native llama.cpp sampler pays per step, without this call's argument checks), else 0.
+double FillMask(PyTokenMatcher& m, const py::object& bitmask_obj, int64_t index, FillKind kind) {
   py::array bitmask = BitmaskArray(bitmask_obj, "fill_mask");
   const MaskRows row = MaskRowAt(bitmask, index);
-  Run(m, kReleaseGilWork, [&](TokenMatcher& self) {
-    if (reference) {
+  // A fill from cached entries is a copy of a row or two: the GIL stays held (releasing and
+  // taking it back costs about as much as the copy).
+  const auto cheap = [kind](const TokenMatcher& self) {
+    return kind != FillKind::kReference && self.FillIsCached();
+  };
+  return RunUnless(m, cheap, [&](TokenMatcher& self) {
+    if (kind == FillKind::kReference) {
       self.FillMaskReference(row.words, row.num_words);
-    } else {
-      self.FillMask(row.words, row.num_words);
+      return 0.0;
     }
+    if (kind == FillKind::kCached) {
+      self.FillMask(row.words, row.num_words);
+      return 0.0;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    self.FillMask(row.words, row.num_words);
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+        .count();
   });
 }
 
@@ -214,12 +231,17 @@ void BindMask(py::module_& m) {
       .def("plan_draft", &PlanDraftFor, py::arg("tokens"))
       .def("fill_mask",
            [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
-             FillMask(self, bitmask, index, false);
+             FillMask(self, bitmask, index, FillKind::kCached);
            },
            py::arg("bitmask"), py::arg("index"))
       .def("fill_mask_reference",
            [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
-             FillMask(self, bitmask, index, true);
+             FillMask(self, bitmask, index, FillKind::kReference);
+           },
+           py::arg("bitmask"), py::arg("index"))
+      .def("_fill_mask_ns",
+           [](PyTokenMatcher& self, const py::object& bitmask, int64_t index) {
+             return FillMask(self, bitmask, index, FillKind::kTimed);
            },
            py::arg("bitmask"), py::arg("index"))
       .def("allowed_tokens",

@@ -70,6 +70,15 @@ auto Run(Exclusive<T>& target, size_t steps, Fn&& fn) {
   return fn(static_cast<T&>(target));
 }
 
+// Runs fn(target) holding `target`, with the GIL unless cheap(target) says the call is short.
+template <typename T, typename Cheap, typename Fn>
+auto RunUnless(Exclusive<T>& target, Cheap&& cheap, Fn&& fn) {
+  ExclusiveUse<T> use(target);
+  if (cheap(static_cast<const T&>(target))) return fn(static_cast<T&>(target));
+  pybind11::gil_scoped_release release;
+  return fn(static_cast<T&>(target));
+}
+
 // Holds every matcher of a batch (distinct objects, none in use elsewhere) for its lifetime.
 template <typename T>
 class ExclusiveBatch {

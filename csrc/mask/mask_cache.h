@@ -31,6 +31,11 @@ class CompiledGrammar::MaskCache {
     return mask != nullptr ? *mask : core_->Fill(state);
   }
 
+  // The entry of `state` if it is filled already, else nullptr (never computes).
+  const detail::StateMask* FilledMaskOf(StateId state) const {
+    return published_[state].load(std::memory_order_acquire);
+  }
+
   // Bytes held by the entries filled so far, and their number.
   size_t bytes() const { return core_->Stats().bytes; }
   size_t states() const { return core_->Stats().filled; }

@@ -160,7 +160,7 @@ void TokenMatcher::WriteCachedBits(uint32_t* words, size_t num_words) {
       m.accepted.OrInto(words);
     } else if (m.accepted.is_bitset()) {
       const size_t n = m.accepted.num_words();  // WordsFor(vocabulary size) <= num_words
-      std::memcpy(words, m.accepted.words(), n * sizeof(uint32_t));
+      m.accepted.CopyInto(words);
       std::memset(words + n, 0, (num_words - n) * sizeof(uint32_t));
       written = true;
     } else {
@@ -180,6 +180,24 @@ void TokenMatcher::WriteCachedBits(uint32_t* words, size_t num_words) {
   s.walker.Begin(&recognizer, compiled_->vocab().max_token_length());
   detail::WalkCandidates(s.walker, *trie, s.candidates.data(), words);
   s.walker.End();
+}
+
+bool TokenMatcher::FillIsCached() const {
+  constexpr size_t kMaxCheapDependent = 32;  // candidate tokens walked from the full state
+  if (matcher_.IsTerminated()) return true;
+  const CompiledGrammar::MaskCache& cache = compiled_->mask_cache();
+  const Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
+  const uint64_t step = recognizer.step();
+  size_t dependent = 0;
+  for (const detail::Item& it : recognizer.items()) {
+    const detail::GssNode& node = recognizer.gss().node(it.node);
+    if (node.step == step && node.cont_count > 0) continue;  // as WriteCachedBits skips it
+    const detail::StateMask* m = cache.FilledMaskOf(it.state);
+    if (m == nullptr) return false;
+    dependent += m->dependent.size();
+    if (dependent > kMaxCheapDependent) return false;
+  }
+  return true;
 }
 
 std::vector<StateId> TokenMatcher::ItemStates() const {

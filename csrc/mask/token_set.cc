@@ -1,5 +1,6 @@
 #include "mask/token_set.h"
 
+#include <cstring>
 #include <utility>
 
 namespace gbnf::detail {
@@ -9,6 +10,25 @@ void TokenSet::Own(std::vector<uint32_t>&& words, bool bitset) {
   data_ = owned_.data();
   num_words_ = owned_.size();
   bitset_ = bitset;
+  FindUniformRuns();
+}
+
+void TokenSet::FindUniformRuns() {
+  uniform_.clear();
+  if (!bitset_) return;
+  size_t w = 0;
+  while (w < num_words_) {
+    const uint32_t value = data_[w];
+    size_t end = w + 1;
+    if (value == 0 || value == ~uint32_t{0}) {
+      while (end < num_words_ && data_[end] == value) ++end;
+      if (end - w >= kMinUniformRunWords) {
+        uniform_.push_back({static_cast<uint32_t>(w), static_cast<uint32_t>(end), value});
+      }
+    }
+    w = end;
+  }
+  uniform_.shrink_to_fit();
 }
 
 TokenSet::TokenSet(const std::vector<uint32_t>& sorted, size_t universe) : size_(sorted.size()) {
@@ -45,6 +65,7 @@ TokenSet TokenSet::View(const uint32_t* words, size_t num_words, size_t count, b
   out.num_words_ = num_words;
   out.size_ = count;
   out.bitset_ = bitset;
+  out.FindUniformRuns();
   return out;
 }
 
@@ -57,6 +78,7 @@ TokenSet& TokenSet::operator=(const TokenSet& o) {
     data_ = o.data_;
     num_words_ = o.num_words_;
     bitset_ = o.bitset_;
+    uniform_ = o.uniform_;
   } else {
     Own(std::vector<uint32_t>(o.data_, o.data_ + o.num_words_), o.bitset_);
   }
@@ -68,6 +90,7 @@ TokenSet& TokenSet::operator=(TokenSet&& o) noexcept {
   // A moved vector keeps its buffer, so data_ stays valid for owned words.
   owned_ = std::move(o.owned_);
   keep_ = std::move(o.keep_);
+  uniform_ = std::move(o.uniform_);
   data_ = o.data_;
   num_words_ = o.num_words_;
   size_ = o.size_;
@@ -98,6 +121,17 @@ void TokenSet::OrInto(uint32_t* words) const {
     return;
   }
   for (size_t i = 0; i < n; ++i) SetBit(words, src[i]);
+}
+
+void TokenSet::CopyInto(uint32_t* words) const {
+  size_t copied = 0;  // words[0, copied) are written
+  for (const UniformRun& run : uniform_) {
+    std::memcpy(words + copied, data_ + copied, (run.begin - copied) * sizeof(uint32_t));
+    std::memset(words + run.begin, run.value == 0 ? 0 : 0xFF,
+                (run.end - run.begin) * sizeof(uint32_t));
+    copied = run.end;
+  }
+  std::memcpy(words + copied, data_ + copied, (num_words_ - copied) * sizeof(uint32_t));
 }
 
 }  // namespace gbnf::detail

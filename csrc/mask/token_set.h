@@ -1,7 +1,8 @@
 // A set of small integers (token ids, or positions in the token trie) stored in the smaller of
 // two forms: a sorted list or a bitset over [0, universe). Immutable once built. The words live
 // in the set itself, or in memory it only views (a memory-mapped cache file, kept alive by the
-// set's `keep` reference).
+// set's `keep` reference). A bitset also records its long runs of all-zero or all-one words, so
+// that writing it over a mask row stores those runs instead of copying them (see CopyInto).
 #pragma once
 
 #include <cstddef>
@@ -36,19 +37,37 @@ class TokenSet {
   // The stored words: a list's members, or the bitset's words.
   const uint32_t* words() const { return data_; }
   size_t num_words() const { return num_words_; }
-  // Heap bytes owned by the set (0 for a view).
-  size_t MemoryBytes() const { return owned_.capacity() * 4; }
+  // Heap bytes owned by the set (a view owns only its runs' index).
+  size_t MemoryBytes() const {
+    return owned_.capacity() * 4 + uniform_.capacity() * sizeof(UniformRun);
+  }
   // Members, ascending.
   std::vector<uint32_t> Members() const;
 
   // SetBit(words, v) for every member v. `words` covers the universe.
   void OrInto(uint32_t* words) const;
+  // A bitset's words written over words[0, num_words()). A 262k-token row is 32 KiB: copying it
+  // reads and writes 64 KiB, more than a core's L1, while storing a uniform run only writes, so a
+  // nearly all-ones row (a free stretch's) costs about a third of a copy.
+  void CopyInto(uint32_t* words) const;
 
  private:
+  // Words [begin, end) all equal `value` (0 or ~0u).
+  struct UniformRun {
+    uint32_t begin;
+    uint32_t end;
+    uint32_t value;
+  };
+  // Runs shorter than this are copied with the words around them (a store of a few cache lines
+  // gains nothing over a copy).
+  static constexpr size_t kMinUniformRunWords = 64;
+
   void Own(std::vector<uint32_t>&& words, bool bitset);
+  void FindUniformRuns();
 
   std::vector<uint32_t> owned_;
   std::shared_ptr<const void> keep_;
+  std::vector<UniformRun> uniform_;  // a bitset's, ascending; empty when none is long enough
   const uint32_t* data_ = nullptr;
   size_t num_words_ = 0;
   size_t size_ = 0;

@@ -53,6 +53,9 @@ class TokenMatcher {
   void FillMaskReference(uint32_t* words, size_t num_words);
   std::vector<TokenId> AllowedTokens();
   size_t MaskWords() const;
+  // FillMask will only copy cached entries: every live state's entry is filled and at most a
+  // few tokens depend on the context (the bindings keep the GIL for such a fill).
+  bool FillIsCached() const;
 
   const CompiledGrammar& compiled() const { return *compiled_; }
   const std::shared_ptr<const CompiledGrammar>& compiled_ptr() const { return compiled_; }
