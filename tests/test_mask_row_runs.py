@@ -29,21 +29,23 @@ def digit_tokens(n: int, start: int) -> list[bytes]:
 
 
 def layout_vocab() -> tuple[gs.Vocab, set[int]]:
-    """Blocks of token ids, each thousands of tokens long: allowed letters (all-ones words),
-    refused digits (all-zero words), letters and digits alternating (mixed words), letters up to
-    a vocabulary size that is not a multiple of 32. Returns the vocabulary and the ids the
-    grammar allows, from the token texts alone."""
-    letters = iter(letter_tokens(30_000, 4))
-    digits = iter(digit_tokens(30_000, 0))
+    """Blocks of token ids, each tens of thousands of tokens long: allowed letters (all-ones
+    words), refused digits (all-zero words), letters and digits alternating (mixed words),
+    letters up to a vocabulary size that is not a multiple of 32; 197k tokens in all, so that
+    the row is large enough to be written by runs (TokenSet::kMinRunSearchWords). Returns the
+    vocabulary and the ids the grammar allows, from the token texts alone."""
+    letters = iter(letter_tokens(130_000, 5))
+    digits = iter(digit_tokens(80_000, 0))
     tokens: list[bytes] = []
-    tokens += [next(letters) for _ in range(4096)]  # ones from word 0
-    tokens += [next(digits) for _ in range(3000)]  # zeros, ending inside a word
-    tokens += [next(letters) if i % 3 else next(digits) for i in range(2500)]  # mixed
-    tokens += [next(letters) for _ in range(6000)]  # ones
-    tokens += [next(digits) for _ in range(5000)]  # zeros
-    tokens += [next(letters) for _ in range(4099)]  # ones up to a partial last word
+    tokens += [next(letters) for _ in range(32768)]  # ones from word 0
+    tokens += [next(digits) for _ in range(24000)]  # zeros, ending inside a word
+    tokens += [next(letters) if i % 3 else next(digits) for i in range(20000)]  # mixed
+    tokens += [next(letters) for _ in range(48000)]  # ones
+    tokens += [next(digits) for _ in range(40000)]  # zeros
+    tokens += [next(letters) for _ in range(32771)]  # ones up to a partial last word
     eos = len(tokens)
     tokens.append(b"</s>")
+    assert mask_words(len(tokens)) >= 6144
     allowed = {i for i, t in enumerate(tokens) if t.isalpha() and i != eos}
     return gs.Vocab(tokens, eos_ids=[eos]), allowed | {eos}
 

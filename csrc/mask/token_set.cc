@@ -15,7 +15,7 @@ void TokenSet::Own(std::vector<uint32_t>&& words, bool bitset) {
 
 void TokenSet::FindUniformRuns() {
   uniform_.clear();
-  if (!bitset_) return;
+  if (!bitset_ || num_words_ < kMinRunSearchWords) return;
   size_t w = 0;
   while (w < num_words_) {
     const uint32_t value = data_[w];
