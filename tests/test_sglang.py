@@ -275,3 +275,81 @@ def test_sglang_tool_call_constraints_compile(backend: Any) -> None:
     assert not qwen.copy().matcher.accept_bytes(b"Sure, ")
     bad = call.replace('"city"', '"town"')
     assert not qwen.copy().matcher.accept_bytes(bad.encode())
+
+
+def _bits(row: torch.Tensor) -> np.ndarray:
+    return np.unpackbits(row.numpy().view(np.uint8), bitorder="little").astype(bool)
+
+
+@pytest.mark.parametrize("is_allowed", [True, False])
+@pytest.mark.parametrize("reset", [True, False])
+def test_token_filter_sets_exactly_the_named_bits(is_allowed: bool, reset: bool) -> None:
+    """Against a bool-array reference: ids in one word, repeated ids, the sign bit's id, the
+    last id of the row; the other rows untouched."""
+    rng = np.random.default_rng(7)
+    mask = torch.from_numpy(
+        rng.integers(-(2**31), 2**31, size=(3, 40), dtype=np.int64).astype(np.int32)
+    )
+    before = mask.clone()
+    ids = [0, 5, 5, 31, 32, 63, 700, 1279]
+    gss.GbnfSamplerBackend.set_token_filter(mask, ids, 1, is_allowed, reset)
+    expected = _bits(before[1])
+    if reset:
+        expected[:] = not is_allowed
+    expected[ids] = is_allowed
+    assert np.array_equal(_bits(mask[1]), expected)
+    assert torch.equal(mask[0], before[0]) and torch.equal(mask[2], before[2])
+
+
+def test_token_filter_refuses_ids_outside_the_row() -> None:
+    mask = torch.zeros((1, 4), dtype=torch.int32)
+    with pytest.raises(ValueError, match="token id 128 is outside the bitmask's 128 ids"):
+        gss.set_token_filter(mask, [3, 128], 0)
+    with pytest.raises(ValueError, match="token id -1"):
+        gss.set_token_filter(mask, [-1], 0, is_allowed=False)
+
+
+def test_strict_thinking_through_sglangs_reasoner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SGLang's ReasonerGrammarBackend with strict thinking accepts our backend (it refuses a
+    backend without a token filter) and masks the thinking stretch through our filter: every
+    token but the format's excluded markers while thinking, only the end marker once the budget
+    is spent; after the end marker our grammar's own mask."""
+    reasoner_mod = import_engine("sglang.srt.constrained.reasoner_grammar_backend", "sglang")
+    parser_mod = import_engine("sglang.srt.parser.reasoning_parser", "sglang")
+    envs = import_engine("sglang.srt.environ", "sglang").envs
+    tokenizer = hf_tokenizer("qwen2")
+    ours = gss.GbnfSamplerBackend(tokenizer, len(tokenizer))
+    try:
+        monkeypatch.setenv("SGLANG_MAX_THINK_TOKENS", "3")
+        assert envs.SGLANG_MAX_THINK_TOKENS.get() == 3
+        parser = parser_mod.ReasoningParser("qwen3", tokenizer=tokenizer)
+        reasoner = reasoner_mod.ReasonerGrammarBackend(
+            ours, parser, tokenizer, enable_strict_thinking=True
+        )
+        schema = json.dumps({"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        grammar = reasoner._init_value_dispatch(("json", schema), True)
+        vocab = ours.grammars.vocab
+        excluded = {
+            t
+            for marker in ("<tool_call>", "</tool_call>", "<|im_end|>", "<|endoftext|>")
+            for t in tokenizer.encode(marker, add_special_tokens=False)
+        }
+        mask = grammar.allocate_vocab_mask(vocab.size, 1, "cpu")
+        grammar.fill_vocab_mask(mask, 0)
+        allowed = set(np.flatnonzero(_bits(mask[0])[: vocab.size]).tolist())
+        assert allowed == set(range(vocab.size)) - excluded
+        text = tokenize(vocab, "Hmm, ok")[:3]
+        for tid in text:
+            grammar.accept_token(tid)
+        end_ids = tokenizer.encode("</think>", add_special_tokens=False)
+        grammar.fill_vocab_mask(mask, 0)  # the budget is spent: the end marker only
+        assert set(np.flatnonzero(_bits(mask[0])[: vocab.size]).tolist()) == {end_ids[0]}
+        for tid in end_ids:
+            grammar.accept_token(tid)
+        grammar.fill_vocab_mask(mask, 0)
+        core = gs.Matcher(ours.grammars.compile("json", schema))
+        assert set(np.flatnonzero(_bits(mask[0])[: vocab.size]).tolist()) == set(
+            core.allowed_tokens().tolist()
+        )
+    finally:
+        ours.executor.shutdown(wait=True)

@@ -171,6 +171,39 @@ def move_vocab_mask(vocab_mask: torch.Tensor, device: Any) -> torch.Tensor:
     return vocab_mask.to(device, non_blocking=True)
 
 
+def set_token_filter(
+    vocab_mask: torch.Tensor,
+    token_ids: Sequence[int],
+    batch_idx: int,
+    is_allowed: bool = True,
+    reset_vocab_mask: bool = True,
+) -> None:
+    """SGLang's token filter (strict thinking): in row ``batch_idx`` of an int32 bitmask on any
+    device, allows ``token_ids`` (``is_allowed``; with ``reset_vocab_mask`` the row first allows
+    nothing, so only they remain) or forbids them (with ``reset_vocab_mask`` the row first allows
+    everything). The ids are few (a reasoning format's excluded markers, or the one token that
+    ends a thinking budget): their bits are gathered per word in Python, then one indexed
+    update runs on the row's device."""
+    row = vocab_mask[batch_idx]
+    if reset_vocab_mask:
+        row.fill_(0 if is_allowed else -1)
+    limit = 32 * int(row.shape[-1])
+    words: dict[int, int] = {}
+    for token in token_ids:
+        tid = int(token)
+        if not 0 <= tid < limit:
+            raise ValueError(
+                f"set_token_filter: token id {tid} is outside the bitmask's {limit} ids"
+            )
+        words[tid >> 5] = words.get(tid >> 5, 0) | (1 << (tid & 31))
+    if not words:
+        return
+    index = torch.tensor(list(words), dtype=torch.long, device=row.device)
+    signed = [bits - (1 << 32) if bits >= 1 << 31 else bits for bits in words.values()]
+    bits = torch.tensor(signed, dtype=torch.int32, device=row.device)
+    row[index] = (row[index] | bits) if is_allowed else (row[index] & ~bits)
+
+
 def apply_vocab_mask(logits: torch.Tensor, vocab_mask: torch.Tensor) -> None:
     """Masks ``logits`` in place; a mask narrower than padded logits masks the padding."""
     if vocab_mask.device != logits.device:
@@ -233,6 +266,22 @@ class GbnfSamplerBackend(BaseGrammarBackend):  # type: ignore[misc]
     def apply_vocab_mask(logits: torch.Tensor, vocab_mask: torch.Tensor) -> None:
         apply_vocab_mask(logits, vocab_mask)
 
+    # Strict thinking (``--enable-strict-thinking``): SGLang's reasoner masks the thinking
+    # stretch itself, through this filter (excluded markers, the thinking budget's end).
+    @property
+    def is_support_token_filter(self) -> bool:
+        return True
+
+    @staticmethod
+    def set_token_filter(
+        vocab_mask: torch.Tensor,
+        token_ids: Sequence[int],
+        batch_idx: int,
+        is_allowed: bool = True,
+        reset_vocab_mask: bool = True,
+    ) -> None:
+        set_token_filter(vocab_mask, token_ids, batch_idx, is_allowed, reset_vocab_mask)
+
 
 def create_backend(
     server_args: Any, tokenizer: Any, vocab_size: int, eos_token_ids: Iterable[int] | None
@@ -259,4 +308,5 @@ __all__ = [
     "create_backend",
     "move_vocab_mask",
     "register",
+    "set_token_filter",
 ]
