@@ -154,3 +154,32 @@ def test_compile_failures_are_per_request() -> None:
         assert grammars.grammar("regex", "a+") is grammars.grammar("regex", "a+")
     finally:
         grammars.shutdown()
+
+
+def test_compile_computes_the_first_masks_on_the_compile_thread() -> None:
+    """A new grammar's reachable states are classified inside compile (within precompute_ms),
+    so the decoding steps after it classify nothing themselves; masks stay exact."""
+    from mask_helpers import assert_masks_exact, bpe_vocab
+
+    gs.compiled.clear_cache()
+    vocab = bpe_vocab()
+    grammars = EngineGrammars(vocab, compile_threads=1, precompute_ms=10_000)
+    compiled = grammars.compile("json", json.dumps({"type": "object"}))
+    stats = compiled.stats()
+    assert not stats.precompute_running and stats.filled > 1
+    assert stats.classified - stats.background <= 1  # the start state's, filled first
+    m = gs.Matcher(compiled)
+    for tid in tokenize(vocab, '{"a": [1, "x"]}'):
+        assert tid in assert_masks_exact(m, vocab.size)
+        assert m.accept_token(tid)
+    after = compiled.stats()  # the steps added only empty entries (states the plan leaves out)
+    assert after.bytes == stats.bytes and after.background == stats.background
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [(-1, ValueError), (60_001, ValueError), (0.5, TypeError), (True, TypeError)],
+)
+def test_precompute_ms_is_checked(value: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="precompute_ms"):
+        EngineGrammars(gs.Vocab([b"a"], eos_ids=[0]), precompute_ms=value)  # type: ignore[arg-type]

@@ -332,3 +332,28 @@ def test_file_of_another_grammar_or_vocabulary_is_ignored(vocab: gs.Vocab, tmp_p
     with pytest.warns(MaskCacheWarning, match="another vocabulary"):
         loaded = compile_with_files(foreign_vocab, tmp_path)
     assert loaded.stats().loaded == 0
+
+
+def test_precompute_on_the_calling_thread_runs_the_plan(vocab: gs.Vocab) -> None:
+    compiled = gs.compile(gs.Grammar.json(), vocab, cache=False, precompute=False)
+    assert compiled.stats().filled == 0
+    assert compiled.precompute(0) in (True, False)  # at least one state, then the deadline
+    assert compiled.stats().filled >= 1
+    assert compiled.precompute(60) is True
+    stats = compiled.stats()
+    assert not stats.precompute_running and stats.classified == stats.background
+    replay(compiled, JSON_TEXT)  # exact masks
+    after = compiled.stats()
+    # The plan leaves out states without byte or call edges (an empty entry, free to fill): the
+    # replay's own fills add only those.
+    assert after.bytes == stats.bytes and after.background == stats.background
+    assert compiled.precompute(60) is True  # the plan is over: at once
+
+
+@pytest.mark.parametrize(
+    ("value", "error"), [(-0.1, ValueError), (1e9, ValueError), ("1", TypeError)]
+)
+def test_precompute_timeout_is_checked(vocab: gs.Vocab, value: object, error: type) -> None:
+    compiled = gs.compile(gs.Grammar.json(), vocab, cache=False, precompute=False)
+    with pytest.raises(error, match="precompute: timeout"):
+        compiled.precompute(value)  # type: ignore[arg-type]

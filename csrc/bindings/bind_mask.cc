@@ -172,6 +172,19 @@ void BindMask(py::module_& m) {
       .def_property_readonly("cached_states", &CompiledGrammar::CachedStates)
       .def("state_mask_sizes", &StateMaskSizes)
       .def("cache_stats", &CacheStatsDict)
+      .def(
+          "precompute",
+          [](const CompiledGrammar& c, double seconds) {
+            if (!(seconds >= 0) || seconds > 86400) {
+              throw py::value_error("precompute: seconds must be in [0, 86400], got " +
+                                    std::to_string(seconds));
+            }
+            const auto budget = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                std::chrono::duration<double>(seconds));
+            py::gil_scoped_release release;
+            return c.Precompute(budget);
+          },
+          py::arg("seconds"))
       .def("save_cache", &SaveCacheFile, py::arg("path"))
       .def("load_cache", &LoadCacheFile, py::arg("path"))
       .def_property_readonly("cache_file_name", &CacheFileName)

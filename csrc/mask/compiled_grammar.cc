@@ -1,5 +1,6 @@
 #include "gbnf_sampler/compiled_grammar.h"
 
+#include <chrono>
 #include <string>
 
 #include "grammar/lexer.h"
@@ -68,6 +69,15 @@ CompiledGrammar::~CompiledGrammar() = default;
 size_t CompiledGrammar::CacheBytes() const { return mask_cache_->bytes(); }
 size_t CompiledGrammar::CachedStates() const { return mask_cache_->states(); }
 MaskCacheStats CompiledGrammar::CacheStats() const { return mask_cache_->Stats(); }
+
+bool CompiledGrammar::Precompute(std::chrono::nanoseconds budget) const {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  detail::CacheCore& core = mask_cache_->core();
+  do {
+    if (!core.RunOne()) return true;
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
 
 void CompiledGrammar::ResolveTokenRefs() {
   const Grammar& g = automaton_->grammar();

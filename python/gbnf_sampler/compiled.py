@@ -17,7 +17,9 @@ Filling the mask cache (see ``docs/notes/masks.md``):
   body, a number, an identifier) reuse it; process-wide, within the memory budget;
 * background precompute (``precompute=True``): after compile, idle cores classify the states
   reachable from the start, nearest first; a matcher that needs a state in flight joins that
-  work; dropping the grammar stops it;
+  work; dropping the grammar stops it; :meth:`CompiledGrammar.precompute` runs the same plan on
+  the calling thread for a bounded time (what the serving-engine adapters do on their compile
+  threads);
 * cache files (``cache_dir=...``, off by default): the filled entries are saved per grammar and
   vocabulary fingerprint (:meth:`CompiledGrammar.save_cache`, and at interpreter exit) and
   memory-mapped by a later compile after checking format version, fingerprints and checksums;
@@ -75,7 +77,7 @@ class CacheStats:
     states: int  # automaton states (possible entries)
     filled: int  # entries filled
     classified: int  # entries classified by a trie walk of this grammar
-    background: int  # ... of which on background workers
+    background: int  # ... of which by the precompute plan (workers, or precompute())
     shared: int  # entries taken from the shared cache
     loaded: int  # entries loaded from a cache file
     bytes: int  # memory of the filled entries
@@ -122,6 +124,20 @@ class CompiledGrammar:
     def stats(self) -> CacheStats:
         """The mask cache's entries by origin and its memory."""
         return CacheStats(**self._native.cache_stats())
+
+    def precompute(self, timeout: float) -> bool:
+        """Classifies the grammar's reachable states on this thread, nearest first (the plan the
+        background workers run, and go on with), for about ``timeout`` seconds: at least one
+        state, and a state's classification is never cut short. Returns True when the plan is
+        over (every reachable state filled or being filled by a worker, or the memory budget
+        reached). For code that compiles off its decoding path, such as a serving engine's
+        compile threads, and would rather pay the first masks there. The GIL is released
+        meanwhile."""
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise TypeError(f"precompute: timeout must be a number of seconds, got {timeout!r}")
+        if not 0 <= timeout <= 86400:
+            raise ValueError(f"precompute: timeout must be in [0, 86400] seconds, got {timeout}")
+        return bool(self._native.precompute(float(timeout)))
 
     @property
     def cache_file(self) -> Path | None:

@@ -41,6 +41,9 @@ MASK_FILE_VERSION: int = _MASK["mask_file_version"]
 ENGINE_GRAMMAR_CACHE_ENTRIES = 256
 # Compile threads of one engine adapter (at most; fewer on a smaller machine).
 ENGINE_COMPILE_THREADS = 8
+# Milliseconds an engine adapter's compile spends classifying a new grammar's states (its first
+# masks), on the compile thread, before it returns.
+ENGINE_PRECOMPUTE_MS = 50
 # JSON Schema converter.
 MAX_SCHEMA_DEPTH = 128
 MAX_SCHEMA_NESTING = 200
@@ -356,6 +359,12 @@ LIMITS: tuple[Limit, ...] = (
         "`EngineGrammars(compile_threads=...)`",
     ),
     Limit(
+        "first masks computed by an engine adapter's compile (per compile)",
+        ENGINE_PRECOMPUTE_MS,
+        "ms",
+        "`EngineGrammars(precompute_ms=...)`",
+    ),
+    Limit(
         "triggers of one triggered grammar or `triggered_tags`",
         MAX_TRIGGERS,
         "",
@@ -436,6 +445,7 @@ __all__ = [
     "DOCTOR_RECURSION_LIMIT",
     "ENGINE_COMPILE_THREADS",
     "ENGINE_GRAMMAR_CACHE_ENTRIES",
+    "ENGINE_PRECOMPUTE_MS",
     "LIMITS",
     "MASK_FILE_VERSION",
     "MAX_ANYOF_BRANCHES",

@@ -98,10 +98,13 @@ class GrammarLogitsProcessor(LogitsProcessor):  # type: ignore[misc]
 
         model_config = vllm_config.model_config
         tokenizer = cached_tokenizer_from_config(model_config=model_config)
+        # precompute_ms=0: a processor's first apply() waits for its request's compile inside the
+        # engine step, so the first masks are left to the steps that meet their states.
         grammars = EngineGrammars.from_tokenizer(
             tokenizer,
             vocab_size=model_config.get_vocab_size(),
             eos_ids=[tokenizer.eos_token_id],
+            precompute_ms=0,
         )
         self._setup(grammars, device, is_pin_memory)
 

@@ -5,6 +5,7 @@
 // TokenMatchers on any threads share one CompiledGrammar.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,7 +33,7 @@ struct MaskCacheStats {
   size_t states = 0;         // automaton states (possible entries)
   size_t filled = 0;         // entries filled
   size_t classified = 0;     // entries this grammar classified itself (a trie walk)
-  size_t background = 0;     //   of which on background workers
+  size_t background = 0;     //   of which by the precompute plan (workers, Precompute)
   size_t shared = 0;         // entries taken from the shared cache (another state's walk)
   size_t loaded = 0;         // entries loaded from a cache file
   size_t bytes = 0;          // memory of the filled entries
@@ -82,6 +83,14 @@ class CompiledGrammar {
   const std::vector<uint32_t>& any_token_words() const {
     return vocab_->trie().any_token_words();
   }
+
+  // Classifies the states reachable from the start on the calling thread, nearest first (the
+  // background workers' plan, which they go on with), until `budget` has passed or the plan is
+  // over; true when it is (every reachable state filled or being filled by a worker, or the
+  // memory budget reached). For
+  // callers that compile off the decoding path (a serving engine's compile threads) and would
+  // rather pay the first masks there.
+  bool Precompute(std::chrono::nanoseconds budget) const;
 
   // Bytes held by the mask-cache entries filled so far, and their number.
   size_t CacheBytes() const;

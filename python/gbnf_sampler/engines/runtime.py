@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -16,7 +17,11 @@ from ..compiled import CompiledGrammar, compile
 from ..errors import GbnfSamplerError
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask
-from ..limits import ENGINE_COMPILE_THREADS, ENGINE_GRAMMAR_CACHE_ENTRIES
+from ..limits import (
+    ENGINE_COMPILE_THREADS,
+    ENGINE_GRAMMAR_CACHE_ENTRIES,
+    ENGINE_PRECOMPUTE_MS,
+)
 from ..matcher import BitmaskLike, Matcher, fill_masks
 from ..vocab import Vocab
 from .specs import KINDS, WHITESPACE_MODES, grammar_for
@@ -42,11 +47,17 @@ class EngineGrammars:
         *,
         whitespace: str = "flexible",
         compile_threads: int | None = None,
+        precompute_ms: int = ENGINE_PRECOMPUTE_MS,
     ) -> None:
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a gbnf_sampler.Vocab, got {type(vocab).__name__}")
         if whitespace not in WHITESPACE_MODES:
             raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, got {whitespace!r}")
+        if isinstance(precompute_ms, bool) or not isinstance(precompute_ms, int):
+            raise TypeError(f"precompute_ms must be an int, got {precompute_ms!r}")
+        if not 0 <= precompute_ms <= 60_000:
+            raise ValueError(f"precompute_ms must be in [0, 60000], got {precompute_ms}")
+        self.precompute_ms = precompute_ms
         threads = compile_threads or min(ENGINE_COMPILE_THREADS, os.cpu_count() or 1)
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"compile_threads must be an int >= 1, got {compile_threads!r}")
@@ -56,6 +67,8 @@ class EngineGrammars:
         self._pool: ThreadPoolExecutor | None = None  # started by the first submit
         self._lock = threading.Lock()
         self._grammars: OrderedDict[tuple[str, str], Grammar] = OrderedDict()
+        # Compiled grammars whose first masks a compile of this adapter computed already.
+        self._started: weakref.WeakSet[CompiledGrammar] = weakref.WeakSet()
 
     @classmethod
     def from_tokenizer(
@@ -89,12 +102,20 @@ class EngineGrammars:
         return grammar
 
     def compile(self, kind: str, spec: str) -> CompiledGrammar:
-        """Compiles one request; raises GrammarError / SchemaError / ValueError. A grammar new to
-        the cache gets its start state's mask computed here (on the compile thread, not in the
-        engine's first decoding step, as a precomputing backend would)."""
+        """Compiles one request; raises GrammarError / SchemaError / ValueError. The first masks
+        are computed here, on the compile thread, rather than in the engine's decoding steps
+        (as a backend that precomputes at compile time does): the start state's, then the
+        reachable states nearest first for up to ``precompute_ms`` (the background
+        workers go on with the rest), once per compiled grammar: a later request for it (the
+        compiled-grammar cache's hit) returns at once."""
         compiled = compile(self.grammar(kind, spec), self.vocab)
-        if compiled.cached_states == 0:
+        with self._lock:
+            first = compiled not in self._started
+            self._started.add(compiled)
+        if first:
             Matcher(compiled).fill_mask(allocate_bitmask(1, compiled.vocab_size))
+            if self.precompute_ms > 0:
+                compiled.precompute(self.precompute_ms / 1000)
         return compiled
 
     def try_compile(self, kind: str, spec: str) -> CompiledGrammar | CompileFailure:
