@@ -181,5 +181,19 @@ def test_compile_computes_the_first_masks_on_the_compile_thread() -> None:
     [(-1, ValueError), (60_001, ValueError), (0.5, TypeError), (True, TypeError)],
 )
 def test_precompute_ms_is_checked(value: object, error: type[Exception]) -> None:
-    with pytest.raises(error, match="precompute_ms"):
+    with pytest.raises(error, match="precompute_ms must be"):
         EngineGrammars(gs.Vocab([b"a"], eos_ids=[0]), precompute_ms=value)  # type: ignore[arg-type]
+
+
+def test_precompute_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SGLang and vLLM build our backend themselves: the budget comes from the environment."""
+    vocab = gs.Vocab([b"a"], eos_ids=[0])
+    monkeypatch.delenv("GBNF_SAMPLER_PRECOMPUTE_MS", raising=False)
+    assert EngineGrammars(vocab).precompute_ms == gs.limits.ENGINE_PRECOMPUTE_MS
+    monkeypatch.setenv("GBNF_SAMPLER_PRECOMPUTE_MS", "0")
+    assert EngineGrammars(vocab).precompute_ms == 0
+    assert EngineGrammars(vocab, precompute_ms=7).precompute_ms == 7  # the argument wins
+    for bad, error in (("fast", ValueError), ("-5", ValueError), ("1.5", ValueError)):
+        monkeypatch.setenv("GBNF_SAMPLER_PRECOMPUTE_MS", bad)
+        with pytest.raises(error, match="GBNF_SAMPLER_PRECOMPUTE_MS"):
+            EngineGrammars(vocab)

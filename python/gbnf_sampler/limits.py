@@ -362,7 +362,7 @@ LIMITS: tuple[Limit, ...] = (
         "first masks computed by an engine adapter's compile (per compile)",
         ENGINE_PRECOMPUTE_MS,
         "ms",
-        "`EngineGrammars(precompute_ms=...)`",
+        "`EngineGrammars(precompute_ms=...)`, env `GBNF_SAMPLER_PRECOMPUTE_MS`",
     ),
     Limit(
         "triggers of one triggered grammar or `triggered_tags`",

@@ -36,6 +36,30 @@ class CompileFailure:
     message: str
 
 
+PRECOMPUTE_ENV = "GBNF_SAMPLER_PRECOMPUTE_MS"
+
+
+def _check_precompute_ms(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int (milliseconds), got {value!r}")
+    if not 0 <= value <= 60_000:
+        raise ValueError(f"{name} must be in [0, 60000] milliseconds, got {value}")
+    return value
+
+
+def _env_precompute_ms() -> int:
+    """The engines create their backend themselves: ``GBNF_SAMPLER_PRECOMPUTE_MS`` sets the
+    compile-time budget for them (ENGINE_PRECOMPUTE_MS when unset)."""
+    text = os.environ.get(PRECOMPUTE_ENV)
+    if text is None or text.strip() == "":
+        return ENGINE_PRECOMPUTE_MS
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{PRECOMPUTE_ENV} must be an int (milliseconds), got {text!r}") from None
+    return _check_precompute_ms(value, PRECOMPUTE_ENV)
+
+
 class EngineGrammars:
     """Compiles engine requests (``kind`` in :data:`KINDS`, ``spec`` text) against one
     vocabulary. Thread-safe; compiles run on ``compile_threads`` threads (:meth:`submit`) or on
@@ -47,17 +71,15 @@ class EngineGrammars:
         *,
         whitespace: str = "flexible",
         compile_threads: int | None = None,
-        precompute_ms: int = ENGINE_PRECOMPUTE_MS,
+        precompute_ms: int | None = None,
     ) -> None:
         if not isinstance(vocab, Vocab):
             raise TypeError(f"vocab must be a gbnf_sampler.Vocab, got {type(vocab).__name__}")
         if whitespace not in WHITESPACE_MODES:
             raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, got {whitespace!r}")
-        if isinstance(precompute_ms, bool) or not isinstance(precompute_ms, int):
-            raise TypeError(f"precompute_ms must be an int, got {precompute_ms!r}")
-        if not 0 <= precompute_ms <= 60_000:
-            raise ValueError(f"precompute_ms must be in [0, 60000], got {precompute_ms}")
-        self.precompute_ms = precompute_ms
+        self.precompute_ms = _check_precompute_ms(
+            _env_precompute_ms() if precompute_ms is None else precompute_ms, "precompute_ms"
+        )
         threads = compile_threads or min(ENGINE_COMPILE_THREADS, os.cpu_count() or 1)
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"compile_threads must be an int >= 1, got {compile_threads!r}")
