@@ -85,9 +85,9 @@ class CompiledGrammar {
   }
 
   // Classifies the states reachable from the start on the calling thread, nearest first (the
-  // background workers' plan, which they go on with), until `budget` has passed or the plan is
-  // over; true when it is (every reachable state filled or being filled by a worker, or the
-  // memory budget reached). For
+  // background workers' plan, which they go on with), until `budget` has passed (at least one
+  // state; a classification is not cut short) or the plan is over; true when it is (every
+  // reachable state filled or being filled by a worker, or the memory budget reached). For
   // callers that compile off the decoding path (a serving engine's compile threads) and would
   // rather pay the first masks there.
   bool Precompute(std::chrono::nanoseconds budget) const;
