@@ -12,6 +12,7 @@ set(GBNF_MASK_SOURCES
   csrc/mask/classify_job.cc
   csrc/mask/shared_cache.cc
   csrc/mask/background.cc
+  csrc/mask/precompute_order.cc
   csrc/mask/cache_core.cc
   csrc/mask/mask_cache.cc
   csrc/mask/mask_file.cc

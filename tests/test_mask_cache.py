@@ -357,3 +357,58 @@ def test_precompute_timeout_is_checked(vocab: gs.Vocab, value: object, error: ty
     compiled = gs.compile(gs.Grammar.json(), vocab, cache=False, precompute=False)
     with pytest.raises(error, match="precompute: timeout"):
         compiled.precompute(value)  # type: ignore[arg-type]
+
+
+def _byte_vocab() -> gs.Vocab:
+    return gs.Vocab([bytes([i]) for i in range(256)] + [b"<eos>"], eos_ids=[256])
+
+
+def _first_met(compiled: gs.CompiledGrammar, alphabet: bytes, depth: int) -> dict[int, int]:
+    """For each automaton state, the fewest bytes after which a live item sits there: every
+    prefix of the language up to ``depth`` bytes over ``alphabet``, tried one byte at a time."""
+    first: dict[int, int] = {}
+    frontier = [gs.Matcher(compiled)]
+    for d in range(depth + 1):
+        grown = []
+        for m in frontier:
+            for state in m._core.item_states():
+                first.setdefault(state, d)
+            for b in alphabet if d < depth else b"":
+                f = m.fork()
+                if f.accept_token(b):
+                    grown.append(f)
+        frontier = grown
+    return first
+
+
+PLAN_GRAMMARS = [
+    # nested rules (not inlined: obj recurses), so resume points follow calls
+    (
+        'root ::= obj\nobj ::= "{" (pair ("," pair)*)? "}"\npair ::= "k" ":" val\n'
+        'val ::= "1" | obj | "[" val "]"\n',
+        b"{},k:1[]",
+        9,
+    ),
+    # a long first rule: its states come before the second rule's, which come later in an output
+    (
+        'root ::= a "," b\na ::= "xyz" [0-9]* "!" | "q" a\nb ::= "uv" [0-9]+ | "w" b\n',
+        b"xyz0!,uvwq",
+        9,
+    ),
+]
+
+
+@pytest.mark.parametrize(("gbnf", "alphabet", "depth"), PLAN_GRAMMARS)
+def test_precompute_plan_follows_the_output_from_its_start(
+    gbnf: str, alphabet: bytes, depth: int
+) -> None:
+    """The plan lists states by the fewest bytes an output needs before the matcher meets
+    them, which the recognizer's own item sets give by trying every short prefix."""
+    compiled = gs.compile(gs.Grammar.from_gbnf(gbnf), _byte_vocab(), cache=False, precompute=False)
+    plan = compiled._native._precompute_plan()
+    assert plan == sorted(plan, key=lambda e: (e[1], e[0]))
+    first = _first_met(compiled, alphabet, depth)
+    reached = [(s, d) for s, d in plan if d <= depth]
+    assert len(reached) >= 8
+    for state, distance in reached:
+        assert first.get(state) == distance, (state, distance)

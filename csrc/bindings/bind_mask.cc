@@ -26,6 +26,7 @@
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
 #include "mask/draft_plan.h"
+#include "mask/precompute_order.h"
 #include "mask/thread_pool.h"
 
 namespace py = pybind11;
@@ -185,6 +186,8 @@ void BindMask(py::module_& m) {
             return c.Precompute(budget);
           },
           py::arg("seconds"))
+      .def("_precompute_plan",
+           [](const CompiledGrammar& c) { return detail::PrecomputeOrder(c.automaton()); })
       .def("save_cache", &SaveCacheFile, py::arg("path"))
       .def("load_cache", &LoadCacheFile, py::arg("path"))
       .def_property_readonly("cache_file_name", &CacheFileName)

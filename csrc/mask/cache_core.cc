@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "mask/precompute_order.h"
 #include "mask/shared_cache.h"
 
 namespace gbnf::detail {
@@ -15,52 +16,6 @@ bool OverBudget() {
   return g_live_entry_bytes.load(std::memory_order_relaxed) +
              SharedMaskCache::Instance().bytes() >=
          g_budget.load(std::memory_order_relaxed);
-}
-
-// States in breadth-first order from the root's start: over byte edges, into called rules and on
-// to the calls' targets, and from a rule's final states to the targets of every call of the rule
-// (where its callers resume). States without byte or call edges are left out: their entry is
-// empty and costs nothing to fill on first use.
-std::vector<StateId> PrecomputeOrder(const Automaton& a) {
-  const size_t n = a.num_states();
-  std::vector<std::vector<StateId>> returns(a.num_rules());
-  for (StateId s = 0; s < n; ++s) {
-    for (const CallEdge& c : a.CallEdges(s)) returns[c.rule].push_back(c.target);
-  }
-  std::vector<RuleId> rule_of(n, 0);
-  for (RuleId r = 0; r < a.num_rules(); ++r) {
-    const StateId last = r + 1 < a.num_rules() ? a.RuleStart(r + 1) : static_cast<StateId>(n);
-    for (StateId s = a.RuleStart(r); s < last; ++s) rule_of[s] = r;
-  }
-  std::vector<uint8_t> seen(n, 0);
-  std::vector<uint8_t> rule_done(a.num_rules(), 0);
-  std::vector<StateId> queue;
-  auto visit = [&](StateId s) {
-    if (!seen[s]) {
-      seen[s] = 1;
-      queue.push_back(s);
-    }
-  };
-  visit(a.RuleStart(a.root()));
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const StateId s = queue[i];
-    for (const ByteEdge& e : a.ByteEdges(s)) visit(e.target);
-    for (const TokenEdge& e : a.TokenEdges(s)) visit(e.target);
-    for (const CallEdge& c : a.CallEdges(s)) {
-      visit(a.RuleStart(c.rule));
-      visit(c.target);
-    }
-    const RuleId r = rule_of[s];
-    if (a.IsFinal(s) && !rule_done[r]) {
-      rule_done[r] = 1;
-      for (StateId t : returns[r]) visit(t);
-    }
-  }
-  std::vector<StateId> order;
-  for (StateId s : queue) {
-    if (!a.ByteEdges(s).empty() || !a.CallEdges(s).empty()) order.push_back(s);
-  }
-  return order;
 }
 
 }  // namespace
@@ -199,7 +154,7 @@ const StateMask& CacheCore::Fill(StateId state) {
 }
 
 void CacheCore::BuildPlan() {
-  plan_ = PrecomputeOrder(*automaton_);
+  for (const auto& entry : PrecomputeOrder(*automaton_)) plan_.push_back(entry.first);
   plan_over_.store(plan_.empty(), std::memory_order_relaxed);
 }
 

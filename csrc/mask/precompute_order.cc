@@ -1,0 +1,137 @@
+#include "mask/precompute_order.h"
+
+#include <cstddef>
+#include <functional>
+#include <queue>
+
+namespace gbnf::detail {
+namespace {
+
+constexpr uint64_t kNever = UINT64_MAX;
+// Added to a resume point's distance when the called rule never completes: such points go last.
+constexpr uint64_t kNoCompletion = uint64_t{1} << 40;
+
+// a + b, saturated below kNever (a rule nested n deep can need 2^n bytes).
+uint64_t Add(uint64_t a, uint64_t b) { return a >= kNever - 1 - b ? kNever - 1 : a + b; }
+
+using Entry = std::pair<uint64_t, StateId>;
+using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
+
+// Lists of pairs grouped by a key in [0, keys): one flat array (CSR) instead of a vector each.
+class Groups {
+ public:
+  explicit Groups(size_t keys) : begin_(keys + 1, 0) {}
+  void Count(size_t key) { ++begin_[key + 1]; }
+  void Allocate() {
+    for (size_t k = 1; k < begin_.size(); ++k) begin_[k] += begin_[k - 1];
+    items_.resize(begin_.back());
+    fill_.assign(begin_.begin(), begin_.end() - 1);
+  }
+  void Push(size_t key, StateId a, StateId b) { items_[fill_[key]++] = {a, b}; }
+  const std::pair<StateId, StateId>* begin(size_t key) const { return items_.data() + begin_[key]; }
+  const std::pair<StateId, StateId>* end(size_t key) const {
+    return items_.data() + begin_[key + 1];
+  }
+
+ private:
+  std::vector<size_t> begin_;
+  std::vector<size_t> fill_;
+  std::vector<std::pair<StateId, StateId>> items_;
+};
+
+// The fewest bytes from each state to the end of its rule (kNever: it cannot end). Knuth's
+// generalization of Dijkstra: a call s -R-> t gives s the value start(R) + t once both are final.
+std::vector<uint64_t> Completions(const Automaton& a) {
+  const size_t n = a.num_states();
+  Groups steps_into(n);    // t: (s, -) for each byte or token edge s -> t
+  Groups resumes_into(n);  // t: (s, start of R) for each call s -R-> t
+  Groups callers(a.num_rules());  // R: (s, t) for each call s -R-> t
+  // Two passes over the edges: count each group's size, then fill it.
+  auto each_edge = [&](auto&& step, auto&& call) {
+    for (StateId s = 0; s < n; ++s) {
+      for (const ByteEdge& e : a.ByteEdges(s)) step(s, e.target);
+      for (const TokenEdge& e : a.TokenEdges(s)) step(s, e.target);
+      for (const CallEdge& c : a.CallEdges(s)) call(s, c);
+    }
+  };
+  each_edge([&](StateId, StateId t) { steps_into.Count(t); },
+            [&](StateId, const CallEdge& c) {
+              resumes_into.Count(c.target);
+              callers.Count(c.rule);
+            });
+  steps_into.Allocate();
+  resumes_into.Allocate();
+  callers.Allocate();
+  each_edge([&](StateId s, StateId t) { steps_into.Push(t, s, 0); },
+            [&](StateId s, const CallEdge& c) {
+              resumes_into.Push(c.target, s, a.RuleStart(c.rule));
+              callers.Push(c.rule, s, c.target);
+            });
+  std::vector<int64_t> rule_starting(n, -1);
+  for (RuleId r = 0; r < a.num_rules(); ++r) rule_starting[a.RuleStart(r)] = r;
+
+  std::vector<uint64_t> value(n, kNever);
+  std::vector<uint8_t> done(n, 0);
+  MinHeap heap;
+  auto relax = [&](StateId s, uint64_t v) {
+    if (v < value[s]) {
+      value[s] = v;
+      heap.push({v, s});
+    }
+  };
+  for (StateId s = 0; s < n; ++s) {
+    if (a.IsFinal(s)) relax(s, 0);
+  }
+  while (!heap.empty()) {
+    const auto [v, s] = heap.top();
+    heap.pop();
+    if (done[s]) continue;
+    done[s] = 1;
+    for (auto* p = steps_into.begin(s); p != steps_into.end(s); ++p) relax(p->first, Add(v, 1));
+    for (auto* p = resumes_into.begin(s); p != resumes_into.end(s); ++p) {
+      if (done[p->second]) relax(p->first, Add(value[p->second], v));
+    }
+    if (rule_starting[s] >= 0) {
+      const auto r = static_cast<size_t>(rule_starting[s]);
+      for (auto* p = callers.begin(r); p != callers.end(r); ++p) {
+        if (done[p->second]) relax(p->first, Add(v, value[p->second]));
+      }
+    }
+  }
+  return value;
+}
+
+}  // namespace
+
+std::vector<std::pair<StateId, uint64_t>> PrecomputeOrder(const Automaton& a) {
+  const size_t n = a.num_states();
+  const std::vector<uint64_t> completion = Completions(a);
+  std::vector<uint64_t> dist(n, kNever);
+  std::vector<uint8_t> done(n, 0);
+  MinHeap heap;
+  auto relax = [&](StateId s, uint64_t d) {
+    if (d < dist[s]) {
+      dist[s] = d;
+      heap.push({d, s});
+    }
+  };
+  relax(a.RuleStart(a.root()), 0);
+  std::vector<std::pair<StateId, uint64_t>> order;
+  while (!heap.empty()) {
+    const auto [d, s] = heap.top();
+    heap.pop();
+    if (done[s]) continue;
+    done[s] = 1;
+    if (!a.ByteEdges(s).empty() || !a.CallEdges(s).empty()) order.emplace_back(s, d);
+    for (const ByteEdge& e : a.ByteEdges(s)) relax(e.target, Add(d, 1));
+    for (const TokenEdge& e : a.TokenEdges(s)) relax(e.target, Add(d, 1));
+    for (const CallEdge& c : a.CallEdges(s)) {
+      const uint64_t inside = completion[a.RuleStart(c.rule)];
+      relax(a.RuleStart(c.rule), d);
+      relax(c.target, Add(d, inside == kNever ? kNoCompletion : inside));
+    }
+  }
+  return order;
+}
+
+}  // namespace gbnf::detail
