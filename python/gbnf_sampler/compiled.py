@@ -16,10 +16,10 @@ Filling the mask cache (see ``docs/notes/masks.md``):
   of any grammar compiled against the same :class:`Vocab` that reach the same place (a JSON string
   body, a number, an identifier) reuse it; process-wide, within the memory budget;
 * background precompute (``precompute=True``): after compile, idle cores classify the states
-  reachable from the start, nearest first; a matcher that needs a state in flight joins that
-  work; dropping the grammar stops it; :meth:`CompiledGrammar.precompute` runs the same plan on
-  the calling thread for a bounded time (what the serving-engine adapters do on their compile
-  threads);
+  reachable from the start, nearest first (the fewest output bytes away); a matcher that needs
+  a state in flight joins that work; dropping the grammar stops it;
+  :meth:`CompiledGrammar.precompute` runs the same plan on the calling thread for a bounded time
+  (what the serving-engine adapters do on their compile threads);
 * cache files (``cache_dir=...``, off by default): the filled entries are saved per grammar and
   vocabulary fingerprint (:meth:`CompiledGrammar.save_cache`, and at interpreter exit) and
   memory-mapped by a later compile after checking format version, fingerprints and checksums;
