@@ -14,8 +14,45 @@ constexpr uint64_t kNoCompletion = uint64_t{1} << 40;
 // a + b, saturated below kNever (a rule nested n deep can need 2^n bytes).
 uint64_t Add(uint64_t a, uint64_t b) { return a >= kNever - 1 - b ? kNever - 1 : a + b; }
 
-using Entry = std::pair<uint64_t, StateId>;
-using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
+// A priority queue for Dijkstra's pushes, which never go below the last pop (monotone): a bucket
+// per distance up to kBuckets (distances here are mostly small: output bytes), a heap beyond.
+// Pops come by ascending distance, a bucket's states in the order they were pushed.
+class MonotoneQueue {
+ public:
+  void Push(uint64_t d, StateId s) {
+    if (d < kBuckets) {
+      if (d >= buckets_.size()) buckets_.resize(d + 1);
+      buckets_[d].push_back(s);
+    } else {
+      far_.push({d, s});
+    }
+    ++size_;
+  }
+  bool empty() const { return size_ == 0; }
+  // The next (distance, state); requires !empty().
+  std::pair<uint64_t, StateId> Pop() {
+    --size_;
+    while (current_ < buckets_.size()) {
+      std::vector<StateId>& bucket = buckets_[current_];
+      if (next_ < bucket.size()) return {current_, bucket[next_++]};
+      bucket = std::vector<StateId>();  // done with: free it
+      ++current_;
+      next_ = 0;
+    }
+    const auto top = far_.top();
+    far_.pop();
+    return top;
+  }
+
+ private:
+  using Entry = std::pair<uint64_t, StateId>;
+  static constexpr uint64_t kBuckets = uint64_t{1} << 16;
+  std::vector<std::vector<StateId>> buckets_;
+  size_t current_ = 0;  // buckets below are drained
+  size_t next_ = 0;     // the current bucket's next state
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> far_;
+  size_t size_ = 0;
+};
 
 // Lists of pairs grouped by a key in [0, keys): one flat array (CSR) instead of a vector each.
 class Groups {
@@ -72,19 +109,18 @@ std::vector<uint64_t> Completions(const Automaton& a) {
 
   std::vector<uint64_t> value(n, kNever);
   std::vector<uint8_t> done(n, 0);
-  MinHeap heap;
+  MonotoneQueue queue;
   auto relax = [&](StateId s, uint64_t v) {
     if (v < value[s]) {
       value[s] = v;
-      heap.push({v, s});
+      queue.Push(v, s);
     }
   };
   for (StateId s = 0; s < n; ++s) {
     if (a.IsFinal(s)) relax(s, 0);
   }
-  while (!heap.empty()) {
-    const auto [v, s] = heap.top();
-    heap.pop();
+  while (!queue.empty()) {
+    const auto [v, s] = queue.Pop();
     if (done[s]) continue;
     done[s] = 1;
     for (auto* p = steps_into.begin(s); p != steps_into.end(s); ++p) relax(p->first, Add(v, 1));
@@ -108,18 +144,17 @@ std::vector<std::pair<StateId, uint64_t>> PrecomputeOrder(const Automaton& a) {
   const std::vector<uint64_t> completion = Completions(a);
   std::vector<uint64_t> dist(n, kNever);
   std::vector<uint8_t> done(n, 0);
-  MinHeap heap;
+  MonotoneQueue queue;
   auto relax = [&](StateId s, uint64_t d) {
     if (d < dist[s]) {
       dist[s] = d;
-      heap.push({d, s});
+      queue.Push(d, s);
     }
   };
   relax(a.RuleStart(a.root()), 0);
   std::vector<std::pair<StateId, uint64_t>> order;
-  while (!heap.empty()) {
-    const auto [d, s] = heap.top();
-    heap.pop();
+  while (!queue.empty()) {
+    const auto [d, s] = queue.Pop();
     if (done[s]) continue;
     done[s] = 1;
     if (!a.ByteEdges(s).empty() || !a.CallEdges(s).empty()) order.emplace_back(s, d);

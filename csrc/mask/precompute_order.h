@@ -20,7 +20,8 @@
 
 namespace gbnf::detail {
 
-// (state, distance) by ascending distance, ties by state; unreachable states left out.
+// (state, distance) by ascending distance (ties in the order found); unreachable states left
+// out.
 std::vector<std::pair<StateId, uint64_t>> PrecomputeOrder(const Automaton& automaton);
 
 }  // namespace gbnf::detail
