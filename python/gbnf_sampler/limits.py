@@ -359,7 +359,7 @@ LIMITS: tuple[Limit, ...] = (
         "`EngineGrammars(compile_threads=...)`",
     ),
     Limit(
-        "first masks computed by an engine adapter's compile (per compile)",
+        "first masks computed by an engine adapter's compile (per new grammar)",
         ENGINE_PRECOMPUTE_MS,
         "ms",
         "`EngineGrammars(precompute_ms=...)`, env `GBNF_SAMPLER_PRECOMPUTE_MS`",
