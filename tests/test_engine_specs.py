@@ -15,6 +15,7 @@ from engine_helpers import TOOL_TAG, tokenize
 from gbnf_sampler.compiled import CacheStats
 from gbnf_sampler.engines import EngineGrammars, grammar_for
 from gbnf_sampler.errors import StructuralTagError
+from mask_helpers import assert_masks_exact, bpe_vocab
 
 TRIGGERED = {
     "type": "structural_tag",
@@ -173,8 +174,6 @@ def _settled(compiled: gs.CompiledGrammar) -> CacheStats:
 def test_compile_computes_the_first_masks_on_the_compile_thread() -> None:
     """A new grammar's reachable states are classified inside compile (within precompute_ms),
     so the decoding steps after it classify nothing themselves; masks stay exact."""
-    from mask_helpers import assert_masks_exact, bpe_vocab
-
     gs.compiled.clear_cache()
     vocab = bpe_vocab()
     grammars = EngineGrammars(vocab, compile_threads=1, precompute_ms=10_000)
