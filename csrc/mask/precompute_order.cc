@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 #include <queue>
+#include <utility>
 
 namespace gbnf::detail {
 namespace {
@@ -52,6 +53,39 @@ class MonotoneQueue {
   size_t next_ = 0;     // the current bucket's next state
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> far_;
   size_t size_ = 0;
+};
+
+// Dijkstra's bookkeeping over the states: the best distance found, which states are final, and
+// the queue of candidates.
+class ShortestDistances {
+ public:
+  explicit ShortestDistances(size_t n) : value_(n, kNever), done_(n, 0) {}
+  void Relax(StateId s, uint64_t v) {
+    if (v < value_[s]) {
+      value_[s] = v;
+      queue_.Push(v, s);
+    }
+  }
+  // The next state made final, with its distance; false when none is left.
+  bool Next(StateId* s, uint64_t* v) {
+    while (!queue_.empty()) {
+      const auto [d, t] = queue_.Pop();
+      if (done_[t]) continue;
+      done_[t] = 1;
+      *s = t;
+      *v = d;
+      return true;
+    }
+    return false;
+  }
+  bool done(StateId s) const { return done_[s] != 0; }
+  uint64_t value(StateId s) const { return value_[s]; }
+  std::vector<uint64_t> TakeValues() { return std::move(value_); }
+
+ private:
+  std::vector<uint64_t> value_;
+  std::vector<uint8_t> done_;
+  MonotoneQueue queue_;
 };
 
 // Lists of pairs grouped by a key in [0, keys): one flat array (CSR) instead of a vector each.
@@ -107,34 +141,27 @@ std::vector<uint64_t> Completions(const Automaton& a) {
   std::vector<int64_t> rule_starting(n, -1);
   for (RuleId r = 0; r < a.num_rules(); ++r) rule_starting[a.RuleStart(r)] = r;
 
-  std::vector<uint64_t> value(n, kNever);
-  std::vector<uint8_t> done(n, 0);
-  MonotoneQueue queue;
-  auto relax = [&](StateId s, uint64_t v) {
-    if (v < value[s]) {
-      value[s] = v;
-      queue.Push(v, s);
-    }
-  };
+  ShortestDistances best(n);
   for (StateId s = 0; s < n; ++s) {
-    if (a.IsFinal(s)) relax(s, 0);
+    if (a.IsFinal(s)) best.Relax(s, 0);
   }
-  while (!queue.empty()) {
-    const auto [v, s] = queue.Pop();
-    if (done[s]) continue;
-    done[s] = 1;
-    for (auto* p = steps_into.begin(s); p != steps_into.end(s); ++p) relax(p->first, Add(v, 1));
+  StateId s = 0;
+  uint64_t v = 0;
+  while (best.Next(&s, &v)) {
+    for (auto* p = steps_into.begin(s); p != steps_into.end(s); ++p) {
+      best.Relax(p->first, Add(v, 1));
+    }
     for (auto* p = resumes_into.begin(s); p != resumes_into.end(s); ++p) {
-      if (done[p->second]) relax(p->first, Add(value[p->second], v));
+      if (best.done(p->second)) best.Relax(p->first, Add(best.value(p->second), v));
     }
     if (rule_starting[s] >= 0) {
       const auto r = static_cast<size_t>(rule_starting[s]);
       for (auto* p = callers.begin(r); p != callers.end(r); ++p) {
-        if (done[p->second]) relax(p->first, Add(v, value[p->second]));
+        if (best.done(p->second)) best.Relax(p->first, Add(v, best.value(p->second)));
       }
     }
   }
-  return value;
+  return best.TakeValues();
 }
 
 }  // namespace
@@ -142,28 +169,19 @@ std::vector<uint64_t> Completions(const Automaton& a) {
 std::vector<std::pair<StateId, uint64_t>> PrecomputeOrder(const Automaton& a) {
   const size_t n = a.num_states();
   const std::vector<uint64_t> completion = Completions(a);
-  std::vector<uint64_t> dist(n, kNever);
-  std::vector<uint8_t> done(n, 0);
-  MonotoneQueue queue;
-  auto relax = [&](StateId s, uint64_t d) {
-    if (d < dist[s]) {
-      dist[s] = d;
-      queue.Push(d, s);
-    }
-  };
-  relax(a.RuleStart(a.root()), 0);
+  ShortestDistances best(n);
+  best.Relax(a.RuleStart(a.root()), 0);
   std::vector<std::pair<StateId, uint64_t>> order;
-  while (!queue.empty()) {
-    const auto [d, s] = queue.Pop();
-    if (done[s]) continue;
-    done[s] = 1;
+  StateId s = 0;
+  uint64_t d = 0;
+  while (best.Next(&s, &d)) {
     if (!a.ByteEdges(s).empty() || !a.CallEdges(s).empty()) order.emplace_back(s, d);
-    for (const ByteEdge& e : a.ByteEdges(s)) relax(e.target, Add(d, 1));
-    for (const TokenEdge& e : a.TokenEdges(s)) relax(e.target, Add(d, 1));
+    for (const ByteEdge& e : a.ByteEdges(s)) best.Relax(e.target, Add(d, 1));
+    for (const TokenEdge& e : a.TokenEdges(s)) best.Relax(e.target, Add(d, 1));
     for (const CallEdge& c : a.CallEdges(s)) {
       const uint64_t inside = completion[a.RuleStart(c.rule)];
-      relax(a.RuleStart(c.rule), d);
-      relax(c.target, Add(d, inside == kNever ? kNoCompletion : inside));
+      best.Relax(a.RuleStart(c.rule), d);
+      best.Relax(c.target, Add(d, inside == kNever ? kNoCompletion : inside));
     }
   }
   return order;

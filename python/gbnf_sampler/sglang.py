@@ -272,15 +272,7 @@ class GbnfSamplerBackend(BaseGrammarBackend):  # type: ignore[misc]
     def is_support_token_filter(self) -> bool:
         return True
 
-    @staticmethod
-    def set_token_filter(
-        vocab_mask: torch.Tensor,
-        token_ids: Sequence[int],
-        batch_idx: int,
-        is_allowed: bool = True,
-        reset_vocab_mask: bool = True,
-    ) -> None:
-        set_token_filter(vocab_mask, token_ids, batch_idx, is_allowed, reset_vocab_mask)
+    set_token_filter = staticmethod(set_token_filter)
 
 
 def create_backend(
