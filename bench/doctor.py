@@ -136,14 +136,16 @@ def _convert(schema: Any, documents: dict[str, Any]) -> str | None:
     signal.signal(signal.SIGVTALRM, _cpu_alarm)
     signal.setitimer(signal.ITIMER_VIRTUAL, TIMEOUT_S)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SchemaWarning)
-            text = schema_to_gbnf(schema, strict=False, documents=documents)
-        gs.Grammar.from_gbnf(text)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SchemaWarning)
+                text = schema_to_gbnf(schema, strict=False, documents=documents)
+            gs.Grammar.from_gbnf(text)
+        finally:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
     except (gs.SchemaError, gs.GrammarError, RecursionError, _Timeout):
+        # (the alarm may also go off at the very end, while the timer is being cleared)
         return None
-    finally:
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
     return text
 
 

@@ -4,6 +4,7 @@
 
 #include "bindings/bindings.h"
 #include "bindings/shims.h"
+#include "bindings/source_layout.h"
 
 namespace py = pybind11;
 
@@ -22,6 +23,8 @@ void BindGrammar(py::module_& m) {
       .def_property_readonly("root_name",
                              [](const Grammar& g) { return g.rule(g.root()).name; })
       .def("rules_ast", &RulesAst)
+      .def("source_layout", &SourceLayoutOf)
+      .def("source", [](const Grammar& g) { return py::bytes(g.source()); })
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })
       // Immutable: printing and comparing run without the GIL (milliseconds on large grammars).
       .def("to_gbnf", &PrintGrammar, py::call_guard<py::gil_scoped_release>())

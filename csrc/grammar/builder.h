@@ -65,12 +65,15 @@ class GrammarBuilder {
     g.root_ = new_id[root];
     g.warnings_ = std::move(warnings);
     g.source_ = std::move(source);
+    for (SourceLayout::Definition& d : layout.definitions) d.rule = new_id[d.rule];
+    g.layout_ = std::move(layout);
     return g;
   }
 
   std::vector<Rule> rules;
   std::vector<Node> nodes;
   std::vector<RuleInfo> info;
+  SourceLayout layout;
 
  private:
   std::unordered_map<std::string, RuleId> ids_;

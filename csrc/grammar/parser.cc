@@ -170,6 +170,7 @@ class Parser {
     }
     info.defined = true;
     info.definition = begin;
+    b_.layout.definitions.push_back({id, static_cast<uint32_t>(begin), body});
     b_.rules[id].body = body;
     b_.rules[id].span = SourceSpan{static_cast<uint32_t>(begin), static_cast<uint32_t>(name.size())};
   }
@@ -188,10 +189,17 @@ class Parser {
     std::vector<NodeId> alternatives{ParseSequence(nested, depth)};
     for (;;) {
       if (cursor_.Peek() == '|') {
+        const auto bar = static_cast<uint32_t>(cursor_.pos());
         cursor_.Advance();
         cursor_.SkipSpace(true);
         alternatives.push_back(ParseSequence(nested, depth));
+        const Node& added = b_.nodes[alternatives.back()];
+        if (added.kind == NodeKind::kSequence && added.children.empty()) {
+          b_.layout.empty_alternatives.push_back({alternatives.back(), bar});
+        }
       } else if (!nested && cursor_.AtNewline() && ContinuationFollows()) {
+        b_.layout.continuations.push_back({static_cast<uint32_t>(cursor_.pos()),
+                                           alternatives.back()});
         continue;
       } else {
         break;
@@ -274,6 +282,8 @@ class Parser {
     }
     if (cursor_.Peek() != ')') FailUnexpected("an element, '|' or ')'");
     cursor_.Advance();
+    b_.layout.groups.push_back(
+        {inner, SourceSpan{static_cast<uint32_t>(open), static_cast<uint32_t>(cursor_.pos() - open)}});
     return inner;
   }
 
@@ -496,6 +506,9 @@ class Parser {
            cursor_.pos() - begin + 1);
     }
     cursor_.Advance();
+    b_.layout.braces.push_back(
+        {SourceSpan{static_cast<uint32_t>(begin), static_cast<uint32_t>(cursor_.pos() - begin)},
+         has_min});
     const uint64_t limit = limits_.max_repetition_bound;
     if (*min > limit || (*max != kUnbounded && *max > limit)) {
       Fail("repetition_too_large", "repetition bound is larger than " + std::to_string(limit),

@@ -60,7 +60,9 @@ def _grammar_error(payload: Mapping[str, Any]) -> GrammarError:
     )
 
 
-def _leaf(raw: tuple[Any, ...]) -> syntax.Node:
+def leaf_node(raw: tuple[Any, ...]) -> syntax.Node:
+    """A leaf of the core's tuple tree (``lit``, ``class``, ``any``, ``ref``, ``token``) as a
+    syntax node; fields after the kind's own are ignored."""
     kind = raw[0]
     if kind == "lit":
         return syntax.Literal(tuple(raw[1]))
@@ -85,7 +87,7 @@ def _node_recursive(raw: tuple[Any, ...]) -> syntax.Node:
         return syntax.Alternation(tuple([_node_recursive(c) for c in raw[1]]))
     if kind == "repeat":
         return syntax.Repeat(_node_recursive(raw[1]), raw[2], raw[3])
-    return _leaf(raw)
+    return leaf_node(raw)
 
 
 def _convert(raw: tuple[Any, ...]) -> syntax.Node:
@@ -110,7 +112,7 @@ def _node(raw: tuple[Any, ...]) -> syntax.Node:
             stack.extend((child, False) for child in reversed(children))
             continue
         if not children:
-            done.append(syntax.Sequence(()) if kind == "seq" else _leaf(item))
+            done.append(syntax.Sequence(()) if kind == "seq" else leaf_node(item))
             continue
         parts = tuple(done[len(done) - len(children) :])
         del done[len(done) - len(children) :]
@@ -282,6 +284,13 @@ class Grammar:
         if self._rules is None:
             self._rules = {name: _convert(body) for name, body in self._core.rules_ast()}
         return dict(self._rules)
+
+    def _adopt_rules(self, rules: dict[str, syntax.Node]) -> None:
+        """Takes ``rules`` as :attr:`rules` when it is not converted yet: trees equal to the
+        core's, built by another reader of the same parse (the doctor's positioned source), so
+        that both share the node objects."""
+        if self._rules is None:
+            self._rules = rules
 
     def automaton(self) -> _core.Automaton:
         """The byte-level automaton of the grammar, built on first use and shared by every

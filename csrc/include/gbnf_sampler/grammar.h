@@ -71,6 +71,38 @@ struct Rule {
   SourceSpan span;  // the name at its (last) definition
 };
 
+// What the parser met that the syntax tree does not keep: the doctor's llama.cpp dialect check
+// replays llama.cpp's own parser, whose result depends on the spelling (parentheses, lines that
+// continue a rule, "{,n}"), and reports positions inside redefined rules too. Byte offsets.
+struct SourceLayout {
+  struct Definition {  // every definition, a redefined rule's earlier ones too
+    RuleId rule = 0;
+    uint32_t begin = 0;  // the name
+    NodeId body = 0;
+  };
+  struct Group {  // "(" ... ")" around `inner` (one entry per pair, innermost first)
+    NodeId inner = 0;
+    SourceSpan span;  // from "(" to after ")"
+  };
+  struct EmptyAlternative {  // an empty alternative after a "|"
+    NodeId node = 0;
+    uint32_t bar = 0;
+  };
+  struct Continuation {  // a line starting with "|" continues the rule
+    uint32_t bar = 0;
+    NodeId previous = 0;  // the alternative before the line break
+  };
+  struct Braces {  // a "{...}" repetition
+    SourceSpan span;
+    bool has_min = true;  // false for "{,n}"
+  };
+  std::vector<Definition> definitions;  // in source order
+  std::vector<Group> groups;
+  std::vector<EmptyAlternative> empty_alternatives;
+  std::vector<Continuation> continuations;
+  std::vector<Braces> braces;
+};
+
 class Grammar {
  public:
   const std::vector<Rule>& rules() const { return rules_; }
@@ -82,6 +114,7 @@ class Grammar {
   int64_t FindRule(std::string_view name) const;
   const std::vector<Diagnostic>& warnings() const { return warnings_; }
   const std::string& source() const { return source_; }
+  const SourceLayout& layout() const { return layout_; }
 
   // Structural equality of the rule set (names, bodies, root); ignores spans, warnings, source.
   bool SameAs(const Grammar& other) const;
@@ -93,6 +126,7 @@ class Grammar {
   RuleId root_ = 0;
   std::vector<Diagnostic> warnings_;
   std::string source_;
+  SourceLayout layout_;
 };
 
 // Parses GBNF text; `root` names the start rule. Throws GrammarError (every problem found, with

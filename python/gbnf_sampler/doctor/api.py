@@ -23,6 +23,7 @@ from .growth import check_growth
 from .locate import Locator
 from .schema_checks import check_endless_extras
 from .shadow import check_shadowed
+from .source import ParsedSource, source_of_grammar
 from .vocab_checks import check_vocab
 
 # Every code the doctor reports, with what it means (the README's table is built from this).
@@ -95,14 +96,25 @@ def diagnose(
         except GrammarError as e:
             return Report(errors=list(e.diagnostics), findings=core_findings(e.warnings))
     skipped: list[str] = []
+    with_dialect = dialect == "llama.cpp" and "llama_cpp" not in skip
+    parsed: ParsedSource | None = None
+    if with_dialect:
+        # Read first: the positioned trees then serve as grammar.rules for every check.
+        with _gc_paused():
+            try:
+                parsed = source_of_grammar(grammar, text)
+            except RecursionError:
+                parsed = None  # the dialect check meets it again and reports itself skipped
     try:
         findings, facts = _grammar_findings(grammar, text, vocab, set(skip), skipped)
     except GrammarError as e:  # token references the vocabulary cannot resolve
         return Report(errors=list(e.diagnostics), grammar=grammar)
-    if dialect == "llama.cpp" and "llama_cpp" not in skip:
+    if with_dialect:
         with _gc_paused():
             findings += _guarded(
-                "llama_cpp", skipped, lambda: check_llama_cpp(text, grammar, facts)
+                "llama_cpp",
+                skipped,
+                lambda: check_llama_cpp(text, grammar, facts, parsed),
             )
     return Report(findings=_ordered(findings), grammar=grammar, skipped=skipped)
 

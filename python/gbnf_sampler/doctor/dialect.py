@@ -20,8 +20,15 @@ from ..grammar import Grammar
 from .facts import Facts
 from .findings import Finding, LineIndex, make_finding
 from .llama_rewrite import Rewriter, rename_map, transform
-from .llama_sim import REPETITION_LIMIT, Expansion, RepeatIssue, expand, left_cycles
-from .source import Event, ParsedSource, RuleSource, SourceMismatch, parse_source
+from .llama_sim import (
+    REPETITION_LIMIT,
+    Expansion,
+    RepeatIssue,
+    expand,
+    left_cycles,
+    repetitions_within_limits,
+)
+from .source import Event, ParsedSource, RuleSource, source_of_grammar
 from .tree import children, cycles, to_gbnf
 
 CODE = "llama_cpp"
@@ -243,6 +250,21 @@ class _Dialect:
             ((source.start, source.end, replacement),),
         )
 
+    def no_left_recursion(self) -> bool:
+        """Proved without expanding: llama.cpp's left-recursion check passes and nothing it
+        misses can hang it. Its cycles run through rules it treats as empty, which are empty
+        here too, so a cycle needs left recursion through items that can be empty, an
+        unbounded repetition (or one over its limit: unbounded there) of something that can be
+        empty, or a "[^]" (an element that pushes nothing there)."""
+        if self.true_left_recursive() or any(e.kind == "any_class" for e in self.parsed.events):
+            return False
+        nullable = self.facts.nullable
+        return not any(
+            (node.max is None or node.max > REPETITION_LIMIT) and nullable(node.item)
+            for rule in self.parsed.definitions
+            for node in rule.repeats
+        )
+
     def left_components(self) -> list[list[str]]:
         """Cycles of leftmost references (through items that can be empty): left recursion
         (computed once)."""
@@ -318,17 +340,26 @@ def _repeat_message(issue: RepeatIssue) -> str:
     )
 
 
-def check_llama_cpp(text: str, grammar: Grammar, facts: Facts | None = None) -> list[Finding]:
+def check_llama_cpp(
+    text: str, grammar: Grammar, facts: Facts | None = None, parsed: ParsedSource | None = None
+) -> list[Finding]:
     """The llama.cpp dialect findings for ``text`` (which ``grammar`` was parsed from).
     ``facts``: the default checks' :class:`Facts` of ``grammar.rules``, reused when the
-    dialect's own parse of ``text`` gives the same rules."""
-    try:
-        parsed = parse_source(text, events=True)
-    except SourceMismatch:
-        return []
-    dialect = _Dialect(text, parsed, grammar.root, facts)
+    positioned rules are the same; ``parsed``: ``source_of_grammar(grammar, text)`` when the
+    caller has it."""
+    if parsed is None:
+        parsed = source_of_grammar(grammar, text)
+    return _findings(_Dialect(text, parsed, grammar.root, facts), shortcut=True)
+
+
+def _findings(dialect: _Dialect, shortcut: bool) -> list[Finding]:
+    """The dialect's findings. With ``shortcut``, llama.cpp's expansion (the costly part on
+    large grammars) is replayed only when a repetition or left-recursion finding is possible;
+    without it, always (the tests compare the two)."""
     dialect.spelling()
-    expansion = expand(parsed)
+    if shortcut and repetitions_within_limits(dialect.parsed) and dialect.no_left_recursion():
+        return dialect.out
+    expansion = expand(dialect.parsed)
     dialect.repeats(expansion)
     dialect.left(expansion)
     return dialect.out
@@ -341,7 +372,7 @@ def to_llama_cpp(text: str, root: str = "root") -> str:
     construct has no automatic rewrite (indirect left recursion) or the text is not GBNF our
     parser accepts."""
     grammar = Grammar.from_gbnf(text, root=root)
-    parsed = parse_source(text, events=True)
+    parsed = source_of_grammar(grammar, text)
     dialect = _Dialect(text, parsed, grammar.root)
     expansion = expand(parsed)
     bounded = frozenset(id(i.node) for i in expansion.issues)

@@ -173,6 +173,51 @@ def expand(parsed: ParsedSource) -> Expansion:
     return _Simulator().run(parsed)
 
 
+def repetitions_within_limits(parsed: ParsedSource) -> bool:
+    """True when no repetition of ``parsed`` can be one :func:`expand` reports, proved without
+    expanding: every count is at most :data:`REPETITION_LIMIT` and, for every repetition, an
+    upper bound of its repeated part's n_prev_rules (:func:`_rule_counts`) times its count
+    stays under it."""
+    memo: dict[int, tuple[int, int]] = {}
+    for rule in parsed.definitions:
+        for node in rule.repeats:
+            low, high = node.min, node.max
+            if low > REPETITION_LIMIT or (high is not None and high > REPETITION_LIMIT):
+                return False
+            total = high if high is not None and high > 0 else (low if low > 0 else 1)
+            if _rule_counts(node.item, rule.groups, memo)[1] * total >= REPETITION_LIMIT:
+                return False
+    return True
+
+
+def _rule_counts(
+    node: syntax.Node, groups: dict[int, int], memo: dict[int, tuple[int, int]]
+) -> tuple[int, int]:
+    """Upper bounds of (the rules parsing ``node`` creates, its n_prev_rules as a repeated
+    part), as :class:`_Simulator` counts them, a rule name counting as first seen (one rule)
+    everywhere."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    kind = type(node)
+    if kind is syntax.Repeat:
+        low, high = node.min, node.max  # type: ignore[union-attr]
+        total = high if high is not None and high > 0 else (low if low > 0 else 1)
+        created, before = _rule_counts(node.item, groups, memo)  # type: ignore[union-attr]
+        counts = (created + (1 if high is None else high - low), max(1, before * total))
+    elif kind is syntax.Sequence or kind is syntax.Alternation:
+        items = node.items  # type: ignore[union-attr]
+        counts = (sum(_rule_counts(item, groups, memo)[0] for item in items), 1)
+    else:
+        counts = (1 if kind is syntax.RuleRef else 0, 1)
+    parentheses = groups.get(id(node), 0)
+    if parentheses:  # each pair is a rule of its own, and the element counts what it created
+        created = counts[0] + parentheses
+        counts = (created, max(1, created))
+    memo[id(node)] = counts
+    return counts
+
+
 def left_cycles(expansion: Expansion) -> list[list[int]]:
     """The cycles llama.cpp's left-recursion check finds (it rejects the grammar when there is
     one). Its depth-first search follows, in each alternative, the leftmost symbols up to the
@@ -180,19 +225,26 @@ def left_cycles(expansion: Expansion) -> list[list[int]]:
     fixed per rule, the search fires exactly when this leftmost graph has a cycle, so the
     cycles are its strongly connected components."""
     rules = expansion.alternatives
-    direct_empty = {rid for rid, alts in rules.items() if any(not alt for alt in alts)}
-    graph: dict[str, list[str]] = {}
+    direct_empty = {rid for rid, alts in rules.items() if [] in alts}
+    graph: dict[int, list[int]] = {}
     for rid, alts in rules.items():
-        edges: list[str] = []
+        edges: list[int] = []
         for alt in alts:
             for sym in alt:
                 if sym is None:
                     break
-                edges.append(str(sym))
+                edges.append(sym)
                 if sym not in direct_empty:
                     break
-        graph[str(rid)] = edges
-    return sorted(sorted(int(c) for c in component) for component in cycles(graph))
+        graph[rid] = edges
+    return sorted(sorted(component) for component in cycles(graph))
 
 
-__all__ = ["REPETITION_LIMIT", "Expansion", "RepeatIssue", "expand", "left_cycles"]
+__all__ = [
+    "REPETITION_LIMIT",
+    "Expansion",
+    "RepeatIssue",
+    "expand",
+    "left_cycles",
+    "repetitions_within_limits",
+]

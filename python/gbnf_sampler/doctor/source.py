@@ -1,22 +1,27 @@
-"""GBNF source positions: a parser that mirrors the core's (csrc/grammar/parser.cc) production by
-production and records where each syntax node came from.
+"""GBNF source positions: where each syntax node came from, and the spellings the llama.cpp
+dialect check looks at.
 
 The core hands Python the syntax tree without positions (:attr:`Grammar.rules`); the doctor
 needs them to point at the construct a finding is about, and the llama.cpp dialect check needs
 the spelling itself (a byte-order mark, ``{,n}``, ``|`` starting a line, which nodes were
-parenthesised). This parser builds the same :mod:`gbnf_sampler.syntax` tree as the core (the
-tests compare the two on every shipped grammar) plus ``spans`` (``id(node)`` -> ``(start,
-end)``, str offsets) and, when asked, the spelling ``events``. It only ever sees text the core
-has accepted; anything else raises :class:`SourceMismatch`, and callers fall back to
-rule-level positions.
+parenthesised). :func:`source_of_grammar` reads all of it from the core's own parse (its source
+layout); :class:`SourceParser`, a parser that mirrors the core's (csrc/grammar/parser.cc)
+production by production, records the same while it parses: it is the reference the tests
+compare the layout with, and it parses single rules for findings that need a rule's positions.
+Both build the :mod:`gbnf_sampler.syntax` tree plus ``spans`` (``id(node)`` -> ``(start,
+end)``, str offsets) and the spelling ``events``. The parser only ever sees text the core has
+accepted; anything else raises :class:`SourceMismatch`, and callers fall back to rule-level
+positions.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from .. import syntax
+from ..grammar import Grammar, leaf_node
 
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
 _SPACE_INLINE = re.compile(r"(?:[ \t]+|#[^\r\n]*)*")
@@ -33,14 +38,13 @@ class SourceMismatch(ValueError):
     accepted; callers then report findings without positions)."""
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """A spelling the llama.cpp dialect check looks at. ``kind``: ``bom``, ``name`` (``text``
     is the name; ``definition`` tells a definition from a reference), ``brace`` (a ``{...}``
     repetition; ``definition`` is False when the lower bound is left out, ``{,n}``),
     ``continuation`` (a line starting with ``|``; ``prev_end`` is where the previous
     alternative's text ended), ``any_class`` (``[^]``), ``nul`` (a literal or class holding
-    U+0000)."""
+    U+0000). A named tuple: a large grammar has one per rule name written."""
 
     kind: str
     start: int
@@ -62,6 +66,7 @@ class RuleSource:
     body: syntax.Node
     spans: dict[int, tuple[int, int]] = field(default_factory=dict)
     groups: dict[int, int] = field(default_factory=dict)
+    repeats: list[syntax.Repeat] = field(default_factory=list)  # every repetition node
 
     def span(self, node: syntax.Node) -> tuple[int, int]:
         return self.spans.get(id(node), (self.start, self.start + len(self.name)))
@@ -329,7 +334,10 @@ class SourceParser:
         low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}.get(op, (0, None))
         if op == "{":
             low, high = self.braces(op_start)
-        return self.record(syntax.Repeat(item, low, high), item_start, self.pos)
+        node = syntax.Repeat(item, low, high)
+        assert self._rule is not None
+        self._rule.repeats.append(node)
+        return self.record(node, item_start, self.pos)
 
     def braces(self, start: int) -> tuple[int, int | None]:
         self.skip_space(False)
@@ -357,8 +365,51 @@ class SourceParser:
 
 
 def parse_source(text: str, *, events: bool = False) -> ParsedSource:
-    """Every rule of ``text`` with positions (raises :class:`SourceMismatch`)."""
+    """Every rule of ``text`` with positions (raises :class:`SourceMismatch`). The reference
+    for :func:`source_of_grammar`, which reads the same from the core's parse."""
     return SourceParser(text, events=events).parse_all()
+
+
+def source_of_grammar(grammar: Grammar, text: str) -> ParsedSource:
+    """What ``parse_source(text, events=True)`` gives, read from the core's own parse of
+    ``text`` (its source layout, at about half the cost). When ``grammar`` was parsed from
+    ``text`` and its :attr:`~Grammar.rules` are not converted yet, they become these trees (one
+    conversion instead of two, and facts drawn from either hold for both); otherwise the text
+    is parsed again."""
+    same = grammar._core.source() == text.encode("utf-8", "surrogatepass")
+    core = grammar._core if same else Grammar.from_gbnf(text, root=grammar.root)._core
+    definitions, events = core.source_layout()
+    rules = []
+    for name, start, end, tree in definitions:
+        rule = RuleSource(name, start, end, syntax.Sequence(()))
+        rule.body = _positioned(tree, rule)
+        rules.append(rule)
+    parsed = ParsedSource(text, rules, list(map(Event._make, events)))
+    if same:
+        # The core keeps rules in the order of their last definitions.
+        last = sorted(parsed.rules().values(), key=lambda r: r.start)
+        grammar._adopt_rules({r.name: r.body for r in last})
+    return parsed
+
+
+def _positioned(raw: tuple[Any, ...], rule: RuleSource) -> syntax.Node:
+    """A core tree with positions (``source_layout``'s: the node's fields, then start, end and
+    the parentheses around it) as syntax nodes, recorded in ``rule``."""
+    kind = raw[0]
+    node: syntax.Node
+    if kind == "seq":
+        node = syntax.Sequence(tuple([_positioned(c, rule) for c in raw[1]]))
+    elif kind == "alt":
+        node = syntax.Alternation(tuple([_positioned(c, rule) for c in raw[1]]))
+    elif kind == "repeat":
+        node = syntax.Repeat(_positioned(raw[1], rule), raw[2], raw[3])
+        rule.repeats.append(node)
+    else:
+        node = leaf_node(raw)
+    rule.spans[id(node)] = (raw[-3], raw[-2])
+    if raw[-1]:
+        rule.groups[id(node)] = raw[-1]
+    return node
 
 
 def find_definition(text: str, name: str) -> int:
@@ -409,4 +460,5 @@ __all__ = [
     "parse_rule_source",
     "parse_source",
     "rule_slices",
+    "source_of_grammar",
 ]

@@ -8,11 +8,13 @@ nodes).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from typing import TypeVar
 
 from .. import syntax
 
 Rules = Mapping[str, syntax.Node]
+N = TypeVar("N", bound=Hashable)  # a graph's nodes: rule names, or llama.cpp's rule ids
 
 
 _SEQUENCE = syntax.Sequence
@@ -106,18 +108,18 @@ def reachable(graph: Mapping[str, list[str]], start: str) -> set[str]:
     return seen
 
 
-def strongly_connected(graph: Mapping[str, list[str]]) -> list[list[str]]:
+def strongly_connected(graph: Mapping[N, list[N]]) -> list[list[N]]:
     """Tarjan's strongly connected components, iteratively (no recursion limit); each component
     lists its rules in discovery order."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    components: list[list[str]] = []
+    index: dict[N, int] = {}
+    low: dict[N, int] = {}
+    on_stack: set[N] = set()
+    stack: list[N] = []
+    components: list[list[N]] = []
     for start in graph:
         if start in index:
             continue
-        work: list[tuple[str, int]] = [(start, 0)]
+        work: list[tuple[N, int]] = [(start, 0)]
         index[start] = low[start] = len(index)
         stack.append(start)
         on_stack.add(start)
@@ -151,12 +153,12 @@ def strongly_connected(graph: Mapping[str, list[str]]) -> list[list[str]]:
     return components
 
 
-def cycles(graph: Mapping[str, list[str]]) -> list[list[str]]:
+def cycles(graph: Mapping[N, list[N]]) -> list[list[N]]:
     """The strongly connected components that hold a cycle (two or more nodes, or a self-loop).
     Nodes that cannot reach a cycle are peeled off first (repeatedly dropping nodes whose edges
     all lead to dropped nodes), so a graph without cycles costs one linear pass."""
     remaining = {node: len(edges) for node, edges in graph.items()}
-    into: dict[str, list[str]] = {}
+    into: dict[N, list[N]] = {}
     for node, edges in graph.items():
         for nxt in edges:
             into.setdefault(nxt, []).append(node)
