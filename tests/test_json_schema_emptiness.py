@@ -166,6 +166,16 @@ CASES: list[tuple[str, Any, list[Any]]] = [
         {"anyOf": [{"type": "string", "minLength": 5, "maxLength": 1}, {"const": None}]},
         [None, "abcdef"],
     ),
+    (
+        "two long enums that overlap, and numbers equal as JSON",
+        {
+            "allOf": [
+                {"enum": [f"v{i}" for i in range(300)] + [1, 2.5]},
+                {"enum": [f"v{i}" for i in range(150, 400)] + [1.0, 2.5, "w"]},
+            ]
+        },
+        ["v0", "v149", "v150", "v299", "v300", 1, 1.0, 2.5, "w", None],
+    ),
 ]
 
 MUST_COMPILE = {
@@ -181,6 +191,7 @@ MUST_COMPILE = {
     "enum values with a format",
     "enum values with a pattern",
     "satisfiable through one anyOf branch",
+    "two long enums that overlap, and numbers equal as JSON",
 }
 
 

@@ -28,6 +28,7 @@ from .instance import InstanceChecker
 from .keyword_types import KeywordChecker
 from .kinds import Cannot
 from .logic import conditional_conjuncts
+from .number_ranges import literal_number_gbnf
 from .overlap import exclusive_alternatives
 from .refs import ANNOTATIONS, Resolver, merge, normalize, type_set, value_key
 from .scalars import (
@@ -431,11 +432,10 @@ class Converter:
         if isinstance(v, str):
             forms = dict.fromkeys([json.dumps(v, ensure_ascii=False), json.dumps(v)])
             return "(" + " | ".join(tree.literal_gbnf(f) for f in forms) + ")"
-        if isinstance(v, bool) or v is None or isinstance(v, int):
+        if isinstance(v, bool) or v is None:
             return tree.literal_gbnf(json.dumps(v))
-        if isinstance(v, float):
-            forms = dict.fromkeys([json.dumps(v)] + ([str(int(v))] if v.is_integer() else []))
-            return "(" + " | ".join(tree.literal_gbnf(f) for f in forms) + ")"
+        if isinstance(v, (int, float)):
+            return literal_number_gbnf(v)
         sep, lay = self.layout.sep(d), self.layout
         if isinstance(v, list):
             if not v:

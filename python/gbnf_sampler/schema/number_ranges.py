@@ -4,10 +4,15 @@ Integers: every decimal spelling without leading zeros of every integer in ``[lo
 Numbers with a bound: every spelling ``-?I(.F)?`` (no exponent) whose value is in the interval.
 Exponent forms (``1e3``) are only accepted for unbounded numbers: with a bound they are rejected
 (sound, but incomplete for values json.dumps prints with an exponent, e.g. ``1e-05``).
+``enum``/``const`` numbers: their plain digits, trailing fraction zeros and a zero exponent
+allowed, and json.dumps' spelling (:func:`literal_number_gbnf`).
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from decimal import Decimal
 
 from ..limits import MAX_ENUMERATED_MULTIPLES, MAX_MULTIPLE_OF_STATES
@@ -217,6 +222,26 @@ def number_range(lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: b
         if pos != NEVER:
             options.append(pos)
     return tree.alt(*options) if options else NEVER
+
+
+def literal_number_gbnf(v: int | float) -> str:
+    """GBNF for the spellings of the number ``v`` an ``enum``/``const`` accepts: its plain
+    decimal digits with any number of zeros after them in a fraction and an optional zero
+    exponent (``1``, ``1.0``, ``1.00e0``, ``1E+00`` for 1; ``2.5``, ``2.50`` for 2.5; also
+    ``-0`` for 0), and Python's own spelling (``json.dumps``: ``1e-05``). Other spellings of the
+    same value (``10e-1``, ``0.1e1`` for 1) are refused: all of them together are not a
+    context-free language (a decimal exponent would have to count the zeros it shifts)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return tree.literal_gbnf(json.dumps(v))
+    value = Decimal(str(v))
+    plain = format(abs(value).normalize(), "f")
+    sign = '"-"?' if value == 0 else ('"-"' if value < 0 else "")
+    digits = f'"{plain}" "0"*' if "." in plain else f'"{plain}" ("." "0"+)?'
+    forms = [f'{sign} {digits} ([eE] [+-]? "0"+)?'.strip()]
+    dumped = json.dumps(v)
+    if not re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", dumped):  # an exponent, as json.dumps prints it
+        forms.append(tree.literal_gbnf(dumped))
+    return "(" + " | ".join(forms) + ")"
 
 
 def small_multiples(k: int, lo: int, hi: int) -> list[int] | None:
