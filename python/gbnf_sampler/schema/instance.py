@@ -74,6 +74,9 @@ class InstanceChecker:
     def __init__(self, resolve: Resolve) -> None:
         self.resolve = resolve
         self.patterns: dict[tuple[str, str], automata.Dfa | None] = {}
+        # enum list (by identity, kept alive here) -> its values' keys: checking each value of
+        # a long enum against the schema that holds it would otherwise key the list each time
+        self._enum_keys: dict[int, tuple[Any, frozenset[str]]] = {}
 
     def check(self, value: Any, schema: Any, depth: int = 0) -> Verdict:
         if isinstance(schema, bool):
@@ -87,13 +90,20 @@ class InstanceChecker:
         ]
         return all_of(parts)
 
+    def _keys_of(self, values: Any) -> frozenset[str]:
+        cached = self._enum_keys.get(id(values))
+        if cached is None or cached[0] is not values:
+            cached = (values, frozenset(value_key(v) for v in _list(values)))
+            self._enum_keys[id(values)] = cached
+        return cached[1]
+
     # --- keywords about every kind ------------------------------------------------------------
     def _generic(self, value: Any, schema: dict[str, Any], depth: int) -> Verdict:
         out: list[Verdict] = []
         if "type" in schema:
             out.append(_type_ok(value, schema["type"]))
         if "enum" in schema:
-            out.append(_in(value, schema["enum"]))
+            out.append(value_key(value) in self._keys_of(schema["enum"]))
         if "const" in schema:
             out.append(value_key(value) == value_key(schema["const"]))
         if any(k in schema for k in ("__conflicts__", "__too_many__", "$dynamicRef")):
@@ -276,10 +286,6 @@ def _type_ok(value: Any, types: Any) -> Verdict:
 
 def _integral(value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-
-
-def _in(value: Any, values: Any) -> Verdict:
-    return value_key(value) in {value_key(v) for v in _list(values)}
 
 
 def _count(schema: dict[str, Any], key: str) -> Decimal | None:
