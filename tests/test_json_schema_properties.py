@@ -121,3 +121,16 @@ def test_generated_valid_instances_accepted(person: dict[str, Any]) -> None:
     grammar = gs.Grammar.from_json_schema(PERSON)
     for text in dumps_styles(person):
         assert accepts(grammar, text), text
+
+
+def test_pattern_property_keys_read_as_python_does() -> None:
+    """jsonschema matches patterns with Python's ``re``, where ``$`` also matches before a final
+    newline: a key "xn\\n" falls under ``n$`` there, so its value must be that schema's (found
+    by test_sentences_validate: the grammar let it follow additionalProperties)."""
+    schema = {
+        "type": "object",
+        "patternProperties": {"^x-": {"type": "integer"}, "n$": {"type": "integer", "minimum": 5}},
+    }
+    grammar = gs.Grammar.from_json_schema(schema)
+    for value in ({"xn\n": 0}, {"xn\n": 7}, {"xn": 0}, {"xn": 7}, {"q": "s"}, {"x-n\n": 3}):
+        assert accepts(grammar, json.dumps(value)) == is_valid(schema, value), value

@@ -93,6 +93,9 @@ class KeySpace:
         self.groups = self._groups()
 
     def _groups(self) -> list[tuple[list[str], automata.Dfa]]:
+        """Per distinct schema: its patterns and the keys they match under either reading
+        (ECMA-262 or Python's ``re``, which jsonschema uses: ``n$`` also matches "xn\\n"
+        there), so that a key's region requires every schema jsonschema applies to it."""
         by_schema: dict[str, list[str]] = {}
         for pattern, schema in (self.flat.get("patternProperties") or {}).items():
             by_schema.setdefault(repr(schema), []).append(pattern)
@@ -104,7 +107,9 @@ class KeySpace:
         out = []
         for patterns in by_schema.values():
             nodes = [
-                regex_node(p, pointer(self.path, "patternProperties", p), search=True)
+                regex_node(
+                    p, pointer(self.path, "patternProperties", p), search=True, reading="either"
+                )
                 for p in patterns
             ]
             out.append(
