@@ -150,7 +150,7 @@ class Converter:
         expr = self.flat_value(flat, path, depth)
         if expr is None:
             self.merged_rules[key] = None
-            self.rules.bodies.pop(name)
+            self.rules.drop(name)
             return None
         self.rules.define(name, expr)
         return name
@@ -184,7 +184,7 @@ class Converter:
             expr = self.value(target, ptr, depth)
             if expr is None:
                 self.ref_rules[key] = None
-                self.rules.bodies.pop(name)
+                self.rules.drop(name)
             else:
                 self.rules.define(name, expr)
         return self.ref_rules[key]  # a rule still being built when the reference is recursive
