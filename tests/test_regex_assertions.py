@@ -128,3 +128,61 @@ def test_against_re_where_it_compiles(pattern: str, texts: list[str]) -> None:
         if text == "" and "\\B" in pattern:
             continue  # Python's \B never matches the empty string (ECMA-262's does)
         assert _matches(pattern, text) == bool(compiled.search(text)), (pattern, text)
+
+
+# --- one word boundary between plain parts: a tree, no automaton -----------------------------
+
+_PLAIN_ATOMS = ["a", "[ab]", "é", "\\(", " ", "(a|\\()", "[a-z()]", "(a )", "x"]
+
+
+@st.composite
+def one_boundary_patterns(draw: st.DrawFn) -> str:
+    atom = st.sampled_from(_PLAIN_ATOMS).flatmap(
+        lambda a: st.sampled_from(["", "*", "+", "?", "{1,3}", "{0,2}"]).map(lambda q: a + q)
+    )
+    left = "".join(draw(st.lists(atom, max_size=3)))
+    right = "".join(draw(st.lists(atom, max_size=3)))
+    start = "^" if draw(st.booleans()) else ""
+    end = "$" if draw(st.booleans()) else ""
+    return start + left + draw(st.sampled_from(["\\b", "\\B"])) + right + end
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    one_boundary_patterns(),
+    st.sampled_from(["both", "either"]),
+    st.booleans(),
+    st.lists(st.text("a xé(", max_size=6), min_size=1, max_size=10),
+)
+def test_one_boundary_rewrite_matches_the_marker_automaton(
+    pattern: str, reading: str, search: bool, texts: list[str]
+) -> None:
+    from gbnf_sampler.regex import assertions, parser
+
+    parsed = parser.parse(pattern, reading)
+    node = assertions.compile_pattern(parsed, search, reading)
+    assert not isinstance(node, tree.Lang), pattern  # the rewrite, not the automaton
+    rewritten = automata.from_regex(node)
+    reference = assertions._Markers(reading).compile(parsed, search)
+    for text in texts:
+        assert rewritten.matches(text) == reference.matches(text), (pattern, reading, text)
+
+
+def test_long_url_pattern_is_a_plain_tree() -> None:
+    # SchemaStore's neoload/Dein URL pattern: the marker automaton took minutes and then
+    # exceeded the state cap; the rewrite keeps the counter in the grammar.
+    pattern = (
+        "https?:\\/\\/(www\\.)?[-a-zA-Z0-9@:%._\\+~#=]{1,256}\\.[a-zA-Z0-9()]{1,6}"
+        "\\b([-a-zA-Z0-9()@:%_\\+.~#?&//=]*)"
+    )
+    node = regex_node(pattern, "", search=True)
+    assert not isinstance(node, tree.Lang)
+    grammar = gs.Grammar.from_gbnf(schema_to_gbnf({"type": "string", "pattern": pattern}))
+    for value in ("see https://example.com/x", "http://a.io", "https://x.co(", "http://a.b.c"):
+        assert bool(regex_module.search(pattern, value)), value
+        m = gs.Matcher(grammar)
+        assert m.accept_bytes(json.dumps(value).encode()) and m.can_terminate(), value
+    for value in ("http://x.comm1234567", "https://.", "ftp://a.io", "http://" + "a" * 257 + ".io"):
+        assert not regex_module.search(pattern, value), value
+        m = gs.Matcher(grammar)
+        assert not (m.accept_bytes(json.dumps(value).encode()) and m.can_terminate()), value

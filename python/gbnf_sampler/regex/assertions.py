@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..limits import MAX_DFA_STATES
-from . import automata, lookaround, parser, tree
+from . import automata, edges, lookaround, parser, tree
 from .parser import RegexSyntaxError
 from .tree import Node, Ranges
 
@@ -39,6 +39,9 @@ def compile_pattern(parsed: Node, search: bool, reading: str = "both") -> Node:
     or a :class:`tree.Lang` when an assertion needs an automaton."""
     if not _needs_markers(parsed, search, reading):
         return lookaround.resolve(parser.anchor(parsed, search, reading), search)
+    plain = _one_boundary(parsed, search, reading)
+    if plain is not None:
+        return plain
     if tree.holds(_without_behind(parsed), tree.Look):
         raise RegexSyntaxError(
             "a lookahead together with a lookbehind, \\b/\\B or an inner '^'/'$' is not supported",
@@ -95,6 +98,50 @@ def trim_search_ends(node: Node) -> Node:
                 break
             items.pop(end)
     return tree.seq(*items) if items else tree.EMPTY
+
+
+def _one_boundary(parsed: Node, search: bool, reading: str) -> Node | None:
+    """A pattern whose only assertion is one ``\\b``/``\\B`` between plain parts, rewritten
+    without it: for each pair of character classes the boundary allows on its two sides, the
+    left part ending with the one and the right part starting with the other (or at the end
+    of the string, which counts as non-word). A plain tree needs no automaton: a search for
+    ``https?://[-a-z.]{1,256}\\.[a-z()]{1,6}\\b`` took minutes there and then failed at
+    the state cap. None when the pattern is not of that shape."""
+    node = trim_search_ends(parsed) if search else parsed
+    items = list(node.items) if isinstance(node, tree.Seq) else [node]
+    marks = [k for k, i in enumerate(items) if isinstance(i, tree.Anchor) and i.kind in "bB"]
+    if len(marks) != 1:
+        return None
+    k = marks[0]
+    pad = tree.Rep(tree.Chars(automata.ALL), 0, None) if search else None
+    dollar = tree.rep(tree.char(0x0A), 0, 1) if reading == "either" and search else tree.EMPTY
+    left = parser.strip_anchor(tree.Seq(tuple(items[:k])), "^", pad)
+    right = parser.strip_anchor(tree.Seq(tuple(items[k + 1 :])), "$", pad, dollar)
+    if not (_plain(left) and _plain(right)):
+        return None
+    try:
+        return _split_at_boundary(left, right, reading, want=items[k] == tree.Anchor("b"))
+    except edges.NotPlain:
+        return None
+
+
+def _split_at_boundary(left: Node, right: Node, reading: str, want: bool) -> Node:
+    boundary = _BoundaryAutomaton(reading, ())
+    classes = boundary.classes
+    edge_l, body_l = edges.peel(parser.simplify(left), first=False)
+    edge_r, body_r = edges.peel(parser.simplify(right), first=True)
+    options = []
+    for before in range(3):
+        after = [
+            edges.starting_with(edge_r, classes[c], empty=c == 0)
+            for c in range(3)
+            if boundary.holds(before, c, want)
+        ]
+        if after:
+            tail = tree.seq(tree.alt(*after), body_r)
+            options.append(tree.seq(edges.ending_with(edge_l, classes[before], before == 0), tail))
+    found = [o for o in options if o != tree.NEVER]
+    return parser.simplify(tree.seq(body_l, tree.alt(*found))) if found else tree.NEVER
 
 
 def _without_behind(node: Node) -> Node:
