@@ -50,18 +50,18 @@ def _non_empty(node: Node, chars: Ranges, first: bool) -> Node:
         kept = tree.intersect(node.ranges, chars)
         return tree.Chars(kept) if kept else tree.NEVER
     if isinstance(node, tree.Alt):
-        parts = [_non_empty(i, chars, first) for i in node.items]
-        return tree.alt(*(p for p in parts if p != tree.NEVER)) if parts else tree.NEVER
+        parts = (_non_empty(i, chars, first) for i in node.items)
+        return tree.alt(*(p for p in parts if p != tree.NEVER))
     if isinstance(node, tree.Seq):
         if not node.items:
             return tree.NEVER
-        # xy with the edge character in y's edge part (x any), or y empty and it in x
+        # the edge character is in the edge item, or that item is empty and it is in the rest
         items = node.items if first else node.items[::-1]
         head, rest = items[0], tree.Seq(items[1:] if first else items[1:][::-1])
         options = [_join(_non_empty(head, chars, first), rest, first)]
         if nullable(head):
             options.append(_non_empty(rest, chars, first))
-        return tree.alt(*(o for o in options if o != tree.NEVER)) if options else tree.NEVER
+        return tree.alt(*(o for o in options if o != tree.NEVER))
     if isinstance(node, tree.Rep):
         # the first (last) non-empty round carries the edge; empty rounds change nothing
         inner = _non_empty(node.item, chars, first)
