@@ -244,6 +244,18 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{}, {"x-a": 1, "x-b": 2}],
         [{"y": 1}, {"x-a": "1"}],
     ),
+    # SchemaStore's ioBroker manifest: an unanchored alternation of language codes, each a
+    # substring search (once "automaton too large", relaxed into an unsatisfiable schema).
+    "pattern-properties-words": (
+        {
+            "type": "object",
+            "required": ["en"],
+            "patternProperties": {"en|de|ru|pt|nl|fr|it|es|pl|zh-cn": {"type": "string"}},
+            "additionalProperties": False,
+        },
+        [{"en": "a"}, {"en": "a", "zh-cn": "b", "xfrx": "c"}, {"en": "", "den": ""}],
+        [{}, {"de": "a"}, {"en": "a", "zh": "b"}, {"en": 1}, {"en": "a", "xx": "b"}],
+    ),
     "pattern-properties-open": (
         {
             "type": "object",

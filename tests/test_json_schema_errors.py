@@ -79,6 +79,23 @@ def test_relaxed_grammar_accepts_more() -> None:
     assert not accepts(grammar, '["a"]')
 
 
+def test_relaxed_pattern_properties_keep_their_keys() -> None:
+    """Dropping a patternProperties that cannot be compiled must not leave its keys to
+    ``additionalProperties: false``: that made ioBroker's manifest "unsatisfiable"."""
+    schema = {
+        "type": "object",
+        "required": ["x"],
+        "patternProperties": {"a[ab]{15}$": {"type": "string"}},  # 2^16 DFA states
+        "additionalProperties": False,
+    }
+    for options in ({}, {"additional_properties": False}):
+        with pytest.warns(SchemaWarning, match="/patternProperties"):
+            grammar = schema_to_gbnf(schema, strict=False, **options)
+        assert accepts(grammar, '{"x": 1}')
+        assert accepts(grammar, '{"x": 1, "' + "a" * 16 + '": "s"}')
+        assert not accepts(grammar, "{}")
+
+
 INVALID: list[tuple[Any, str]] = [
     ({"$ref": "#/$defs/missing"}, "/$ref"),
     ({"properties": {"a": {"$ref": "other.json#/x"}}}, "/properties/a/$ref"),

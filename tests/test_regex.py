@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
-from gbnf_sampler.regex import parser, regex_to_gbnf, tree
+from gbnf_sampler.regex import automata, parser, regex_to_gbnf, tree
 from schema_helpers import accepts
 
 TABLE: list[tuple[str, list[str], list[str]]] = [
@@ -171,6 +171,53 @@ def test_search_semantics_match_python_re_search(pattern: str, texts: list[str])
     compiled = re.compile(pattern, re.ASCII)
     for text in texts:
         assert accepts(grammar, text) == (compiled.search(text) is not None), (pattern, text)
+
+
+@st.composite
+def anchored_patterns(draw: st.DrawFn) -> str:
+    """Alternations whose branches may each be pinned with ``^`` / ``$``, nested once."""
+
+    def branch(nested: bool, start: bool = True, end: bool = True) -> str:
+        body = "".join(
+            draw(st.sampled_from(_ATOMS)) + draw(st.sampled_from(_QUANTS))
+            for _ in range(draw(st.integers(0, 2)))
+        )
+        if nested and draw(st.booleans()):
+            # A group at the front may pin ``^`` inside, one at the back ``$``.
+            front = draw(st.booleans())
+            inner = "|".join(
+                branch(False, front, not front) for _ in range(draw(st.integers(1, 3)))
+            )
+            body = f"({inner}){body}" if front else f"{body}({inner})"
+        lead = draw(st.sampled_from(["", "^"])) if start else ""
+        trail = draw(st.sampled_from(["", "$"])) if end else ""
+        return lead + body + trail
+
+    return "|".join(branch(True) for _ in range(draw(st.integers(1, 5))))
+
+
+@settings(max_examples=100, deadline=None)
+@given(anchored_patterns(), st.lists(st.text(ALPHABET.replace("\n", ""), max_size=6), max_size=5))
+def test_search_with_pinned_and_free_branches_matches_re(pattern: str, texts: list[str]) -> None:
+    """Free branches share one ``.*`` pad (see parser.strip_anchor); pinned ones keep theirs."""
+    grammar = regex_to_gbnf(pattern, search=True)
+    compiled = re.compile(pattern, re.ASCII)
+    for text in texts:
+        assert accepts(grammar, text) == (compiled.search(text) is not None), (pattern, text)
+
+
+def test_search_over_many_words_stays_small() -> None:
+    """An unanchored alternation of words (SchemaStore's language-code key pattern) is one
+    substring search: its automaton grows with the words, not with their subsets."""
+    words = "en|de|ru|pt|nl|fr|it|es|pl|zh-cn|uk|ja|ko|ar"
+    node = parser.anchor(parser.parse(words), search=True)
+    dfa = automata.from_regex(node)
+    assert len(automata.minimize(dfa).trans) < 40
+    assert len(dfa.trans) < 200
+    for text in ["xxenxx", "zh-cn", "jako"]:
+        assert dfa.matches(text)
+    for text in ["zh-c", "e n", ""]:
+        assert not dfa.matches(text)
 
 
 # --- Unicode property escapes: differential against unicodedata and the regex module -------------

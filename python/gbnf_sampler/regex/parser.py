@@ -413,7 +413,19 @@ def strip_anchor(node: Node, kind: str, pad: Node | None, anchor: Node = tree.EM
     if isinstance(node, tree.Anchor) and node.kind == kind:
         return anchor
     if isinstance(node, tree.Alt):
-        return tree.Alt(tuple(strip_anchor(b, kind, pad, anchor) for b in node.items))
+        pinned = [strip_anchor(b, kind, pad, anchor) for b in node.items if _pinned(b, kind)]
+        free = [b for b in node.items if not _pinned(b, kind)]
+        if pad is not None and len(free) > 1:
+            # One pad around all the unpinned branches, not one each: ``.*(en|de|..).*``
+            # has a small automaton, ``.*en.*|.*de.*|..`` one that grows with every branch.
+            free = [
+                tree.Seq(
+                    (pad, tree.Alt(tuple(free))) if kind == "^" else (tree.Alt(tuple(free)), pad)
+                )
+            ]
+        else:
+            free = [strip_anchor(b, kind, pad, anchor) for b in free]
+        return tree.Alt(tuple(pinned + free))
     if isinstance(node, tree.Seq) and node.items:
         items = _hoist(list(node.items), kind)
         edge = 0 if kind == "^" else len(items) - 1
@@ -423,6 +435,19 @@ def strip_anchor(node: Node, kind: str, pad: Node | None, anchor: Node = tree.EM
     if pad is None:
         return node
     return tree.Seq((pad, node) if kind == "^" else (node, pad))
+
+
+def _pinned(node: Node, kind: str) -> bool:
+    """Whether some branch of ``node`` has the anchor ``kind`` at that end (where
+    :func:`strip_anchor` does more than pad)."""
+    if isinstance(node, tree.Anchor):
+        return node.kind == kind
+    if isinstance(node, tree.Alt):
+        return any(_pinned(b, kind) for b in node.items)
+    if isinstance(node, tree.Seq) and node.items:
+        items = _hoist(list(node.items), kind)
+        return _pinned(items[0] if kind == "^" else items[-1], kind)
+    return False
 
 
 def _hoist(items: list[Node], kind: str) -> list[Node]:

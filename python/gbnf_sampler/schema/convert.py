@@ -498,6 +498,13 @@ def _without(flat: dict[str, Any], err_path: str, path: str) -> dict[str, Any]:
         out.pop("maxLength", None)
     if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         out.pop("multipleOf", None)
+    # Keys that the dropped keyword described would otherwise fall to the "additional" schema,
+    # which may be stricter (false): the relaxed grammar must only ever accept more, so any
+    # extra key becomes allowed (an explicit true, so that the option
+    # ``additional_properties=False`` does not forbid them either).
+    if key in ("properties", "patternProperties"):
+        out["additionalProperties"] = True
+        out.pop("unevaluatedProperties", None)
     return out
 
 
