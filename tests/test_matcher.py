@@ -264,6 +264,24 @@ def test_matchers_share_the_automaton() -> None:
     assert "Matcher incomplete" in repr(gs.Matcher(g))
 
 
+def test_only_the_root_and_called_rules_get_states() -> None:
+    # A rule that is never used, or only ever expanded in place (a small non-recursive rule),
+    # costs no states of its own: schema grammars have thousands of such rules.
+    base = 'root ::= "x" tail\ntail ::= "y" | "z" tail\n'
+    plain = gs.Grammar.from_gbnf(base).automaton().num_states
+    unused = gs.Grammar.from_gbnf(base + "unused ::= [a-z]{0,60} [0-9]{0,60}\n")
+    assert unused.automaton().num_states <= plain + 2
+    inlined = 'root ::= "x" pair pair tail\npair ::= [a-c] "d"\ntail ::= "y" | "z" tail\n'
+    spelled = 'root ::= "x" [a-c] "d" [a-c] "d" tail\ntail ::= "y" | "z" tail\n'
+    assert (
+        gs.Grammar.from_gbnf(inlined).automaton().num_states
+        <= gs.Grammar.from_gbnf(spelled).automaton().num_states + 2
+    )
+    m = gs.Matcher(gs.Grammar.from_gbnf(inlined))
+    assert m.accept_bytes(b"xadcdzzy") and m.can_terminate()
+    assert not gs.Matcher(gs.Grammar.from_gbnf(inlined)).accept_bytes(b"xadd")
+
+
 def test_partial_utf8_across_calls() -> None:
     m = gs.Matcher(gs.Grammar.from_gbnf('root ::= "日" [^a]'))
     assert m.accept_bytes(b"\xe6")

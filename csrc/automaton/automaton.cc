@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "automaton/assembler.h"
 
@@ -151,10 +152,15 @@ void AutomatonAssembler::CheckSize() const {
 void AutomatonAssembler::ComputeNullable() {
   size_t n = a_.rule_start_.size();
   a_.rule_nullable_.assign(n, 0);
+  // Each rule's states are contiguous, starting at its start state (rules are not in id order).
+  std::vector<std::pair<StateId, RuleId>> starts;
+  starts.reserve(n);
+  for (RuleId r = 0; r < n; ++r) starts.emplace_back(a_.rule_start_[r], r);
+  std::sort(starts.begin(), starts.end());
   std::vector<std::vector<RuleId>> callers(n);
-  for (RuleId r = 0; r < n; ++r) {
-    StateId lo = a_.rule_start_[r];
-    StateId hi = r + 1 < n ? a_.rule_start_[r + 1] : static_cast<StateId>(a_.num_states());
+  for (size_t i = 0; i < n; ++i) {
+    const auto [lo, r] = starts[i];
+    const StateId hi = i + 1 < n ? starts[i + 1].first : static_cast<StateId>(a_.num_states());
     for (StateId s = lo; s < hi; ++s) {
       for (const CallEdge& c : a_.CallEdges(s)) callers[c.rule].push_back(r);
     }

@@ -9,7 +9,7 @@ namespace gbnf::detail {
 
 Nfa BuildNfa(const Grammar& grammar, const AutomatonLimits& limits) {
   NfaBuilder builder(grammar, limits);
-  for (RuleId r = 0; r < grammar.rules().size(); ++r) builder.BuildRule(r);
+  builder.BuildCalledRules();
   return builder.Finish();
 }
 
@@ -19,11 +19,34 @@ NfaBuilder::NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits)
       inline_(InlinableRules(grammar, limits.max_nesting_depth)),
       rule_depth_(RuleDepths(grammar, limits.max_nesting_depth)) {}
 
-void NfaBuilder::BuildRule(RuleId rule) {
-  StateId start = NewState();
-  StateId end = Build(grammar_.rule(rule).body, start, 0);
-  nfa_.rule_start.push_back(start);
-  nfa_.rule_final.push_back(end);
+// Only the root and the rules some call edge names get a body of their own: a rule whose every
+// reference is expanded in place (the many small rules of a schema grammar) would otherwise be
+// built once more, unreachable, and then carried through every later pass. The rest get a start
+// state that matches nothing. Bodies are built root first, then in the order calls are met; each
+// rule's states stay contiguous.
+void NfaBuilder::BuildCalledRules() {
+  const size_t n = grammar_.rules().size();
+  nfa_.rule_start.assign(n, 0);
+  nfa_.rule_final.assign(n, 0);
+  called_.assign(n, 0);
+  Call(grammar_.root());
+  for (size_t i = 0; i < to_build_.size(); ++i) {
+    const RuleId rule = to_build_[i];
+    const StateId start = NewState();
+    nfa_.rule_start[rule] = start;
+    nfa_.rule_final[rule] = Build(grammar_.rule(rule).body, start, 0);
+  }
+  for (RuleId rule = 0; rule < n; ++rule) {
+    if (called_[rule]) continue;
+    nfa_.rule_start[rule] = NewState();
+    nfa_.rule_final[rule] = NewState();  // unreachable from the start: the rule matches nothing
+  }
+}
+
+void NfaBuilder::Call(RuleId rule) {
+  if (called_[rule]) return;
+  called_[rule] = 1;
+  to_build_.push_back(rule);
 }
 
 StateId NfaBuilder::NewState() {
@@ -98,6 +121,7 @@ StateId NfaBuilder::BuildRuleRef(const Node& node, StateId in, uint32_t depth) {
     chain_ = outer;
     return out;
   }
+  Call(node.rule);
   StateId out = NewState();
   AddEdge(in, out, NfaEdgeKind::kCall, node.rule);
   return out;

@@ -36,17 +36,20 @@ struct Nfa {
   std::vector<std::vector<RuleId>> chains{{}};
 };
 
-// Builds the NFA of every rule. Throws LimitError("max_automaton_size" / "max_nesting_depth").
+// Builds the NFA of the root and of every rule it calls (a rule only ever expanded in place
+// matches nothing on its own). Throws LimitError("max_automaton_size" / "max_nesting_depth").
 Nfa BuildNfa(const Grammar& grammar, const AutomatonLimits& limits);
 
 class NfaBuilder {
  public:
   NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits);
   Nfa Finish() { return std::move(nfa_); }
-  void BuildRule(RuleId rule);
+  // Builds the root's body and, transitively, the body of every rule a call edge names.
+  void BuildCalledRules();
 
  private:
   StateId NewState();
+  void Call(RuleId rule);  // queues the rule's body (once)
   void AddEdge(StateId from, StateId target, NfaEdgeKind kind, uint32_t label = 0,
                uint8_t lo = 0, uint8_t hi = 0);
   void CheckSize() const;
@@ -68,6 +71,8 @@ class NfaBuilder {
   std::unordered_map<NodeId, std::vector<Utf8Sequence>> sequences_;  // per class / any node
   std::vector<uint8_t> inline_;        // per rule: expand references in place
   std::vector<uint32_t> rule_depth_;   // per rule: AST depth of the body
+  std::vector<uint8_t> called_;        // per rule: named by a call edge (or the root)
+  std::vector<RuleId> to_build_;       // rules whose bodies are built, in order
   uint32_t chain_ = 0;                 // the inlined rules being built (index into nfa_.chains)
   std::map<std::pair<uint32_t, RuleId>, uint32_t> chain_ids_;  // (outer chain, rule) -> chain
 };

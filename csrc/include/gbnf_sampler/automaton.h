@@ -1,8 +1,11 @@
 // The byte-level pushdown automaton: every rule of a Grammar compiled into a small epsilon-free
 // FSM whose edges are byte ranges, rule calls and token references. Immutable once built and
-// shared (std::shared_ptr<const Automaton>) by every Matcher of the grammar.
+// shared (std::shared_ptr<const Automaton>) by every Matcher of the grammar. Only the root and
+// the rules reached by call edges get their FSM; a rule only ever expanded in place (inlined) or
+// never used has a start state that matches nothing.
 //
-// Layout: states are numbered 0..num_states()-1 across all rules. Each state's outgoing edges of
+// Layout: states are numbered 0..num_states()-1 across all rules; each rule's states are
+// contiguous from its start state (the root's first, not in rule id order). Each state's outgoing edges of
 // each kind are a contiguous slice of one flat array (CSR): ByteEdges(s), CallEdges(s),
 // TokenEdges(s). A state is final when its rule may complete there.
 #pragma once
@@ -57,7 +60,7 @@ struct EdgeSpan {
 
 class Automaton {
  public:
-  // Compiles every rule of `grammar`. Throws LimitError when a limit is reached.
+  // Compiles `grammar` (its root and the rules it calls). Throws LimitError when a limit is reached.
   static std::shared_ptr<const Automaton> Build(std::shared_ptr<const Grammar> grammar,
                                                 const AutomatonLimits& limits = {});
 
