@@ -164,6 +164,28 @@ def test_masks_equal_brute_force_on_llama3() -> None:
         assert lead <= 3 or vocab.is_eos(t)
 
 
+def test_filter_shared_per_vocabulary_is_never_another_vocabularys() -> None:
+    # The token filter is built once per (vocabulary, bound) and shared by every compile; a new
+    # vocabulary, even one allocated where a dead one was, gets its own.
+    grammar = gs.Grammar.from_gbnf(GRAMMAR)
+    words = 1
+    for round_ in range(6):
+        # Same size, same bound, different whitespace per id: a filter of the other would be wrong.
+        spaces = [b" " * (1 + (round_ + i) % 5) for i in range(4)]
+        vocab = gs.Vocab([b"a", b".", *spaces, b"<e>"], eos_ids=[6])
+        for _ in range(2):  # the second compile takes the shared filter
+            m = gs.Matcher(gs.compile(grammar, vocab, max_whitespace=2, cache=False))
+            assert m.accept_bytes(b"a")
+            assert _mask(m, words) == _brute(m, vocab.size), round_
+        del vocab, m
+    # Two live vocabularies side by side, the same bound.
+    wide = gs.Vocab([b"a", b".", b"    ", b"<e>"], eos_ids=[3])
+    narrow = gs.Vocab([b"a", b".", b" ", b"<e>"], eos_ids=[3])
+    for vocab in (wide, narrow, wide):
+        m = gs.Matcher(gs.compile(grammar, vocab.prepare(), max_whitespace=3, cache=False))
+        assert _mask(m, words) == _brute(m, vocab.size)
+
+
 def test_token_level_matcher_takes_the_bound_from_compile() -> None:
     vocab = gs.Vocab([b"a", b" "], eos_ids=[])
     compiled = gs.compile(gs.Grammar.from_gbnf(GRAMMAR), vocab)

@@ -8,6 +8,7 @@
 #include "bindings/bindings.h"
 #include "bindings/shims.h"
 #include "gbnf_sampler/vocab.h"
+#include "mask/whitespace_filter.h"
 #include "testing/walk_prefix_filter.h"
 
 namespace py = pybind11;
@@ -56,6 +57,11 @@ void BindVocab(py::module_& m) {
              return v.FindByText(key);
            })
       .def("build_trie", [](const Vocab& v) { TrieNoGil(v); })
+      .def("build_whitespace_filter",
+           [](const std::shared_ptr<Vocab>& v, uint32_t max_whitespace) {
+             py::gil_scoped_release release;
+             detail::WhitespaceFilter::Shared(v, max_whitespace);
+           })
       .def("trie_sorted_ids", [](const Vocab& v) { return TrieNoGil(v).sorted_ids(); })
       .def("trie_lcp", [](const Vocab& v) { return TrieNoGil(v).lcps(); })
       .def("trie_subtree_end", [](const Vocab& v) { return TrieNoGil(v).subtree_ends(); })

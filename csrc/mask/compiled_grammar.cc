@@ -58,8 +58,7 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::Compile(
   cg->mask_cache_ = std::make_unique<const MaskCache>(cg->automaton_, cg->vocab_,
                                                      limits.max_state_size, options);
   if (limits.max_whitespace != kNoWhitespaceLimit) {
-    cg->whitespace_ =
-        std::make_unique<const detail::WhitespaceFilter>(*cg->vocab_, limits.max_whitespace);
+    cg->whitespace_ = detail::WhitespaceFilter::Shared(cg->vocab_, limits.max_whitespace);
   }
   return cg;
 }

@@ -1,6 +1,7 @@
 #include "mask/whitespace_filter.h"
 
 #include <algorithm>
+#include <mutex>
 #include <string_view>
 
 #include "support/bits.h"
@@ -92,6 +93,35 @@ void WhitespaceFilter::Apply(uint32_t* words, uint32_t run) const {
     if (key <= budget) break;
     ClearBit(words, id);
   }
+}
+
+std::shared_ptr<const WhitespaceFilter> WhitespaceFilter::Shared(
+    const std::shared_ptr<const Vocab>& vocab, uint32_t max_whitespace) {
+  struct Entry {
+    std::weak_ptr<const Vocab> vocab;
+    uint32_t max;
+    std::shared_ptr<const WhitespaceFilter> filter;
+  };
+  static std::mutex mutex;
+  static std::vector<Entry> entries;  // a few: one per live vocabulary and bound
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    // A dead vocabulary's entry goes (its address may be reused by a new one).
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [](const Entry& e) { return e.vocab.expired(); }),
+                  entries.end());
+    for (const Entry& e : entries) {
+      if (e.max == max_whitespace && e.vocab.lock() == vocab) return e.filter;
+    }
+  }
+  // Built outside the lock; two threads racing on a new key both build, the first one is kept.
+  auto filter = std::make_shared<const WhitespaceFilter>(*vocab, max_whitespace);
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const Entry& e : entries) {
+    if (e.max == max_whitespace && e.vocab.lock() == vocab) return e.filter;
+  }
+  entries.push_back({vocab, max_whitespace, filter});
+  return filter;
 }
 
 size_t WhitespaceFilter::Bytes() const {

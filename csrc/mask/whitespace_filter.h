@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,11 @@ class WhitespaceFilter {
   static constexpr uint32_t kDenseBudgets = 64;
 
   WhitespaceFilter(const Vocab& vocab, uint32_t max_whitespace);
+  // The filter of (vocab, max_whitespace), built once while the vocabulary lives: a scan of the
+  // whole vocabulary and up to kDenseBudgets bitsets, which every compile of a JSON Schema
+  // grammar (bounded by default) would otherwise pay again. Thread-safe.
+  static std::shared_ptr<const WhitespaceFilter> Shared(const std::shared_ptr<const Vocab>& vocab,
+                                                        uint32_t max_whitespace);
 
   // Clears from the token bitmask `words` the tokens that would make a run longer than the
   // bound after a text ending in `run` whitespace bytes. EOS tokens are never cleared.

@@ -113,7 +113,7 @@ class CompiledGrammar {
   MatcherLimits limits_;
   std::shared_ptr<const std::vector<int64_t>> token_ids_;
   std::unique_ptr<const MaskCache> mask_cache_;
-  std::unique_ptr<const detail::WhitespaceFilter> whitespace_;
+  std::shared_ptr<const detail::WhitespaceFilter> whitespace_;  // shared per (vocab, bound)
 };
 
 }  // namespace gbnf
