@@ -19,49 +19,47 @@ _SURROGATES: Ranges = ((0xD800, 0xDFFF),)
 _BMP: Ranges = ((0, 0xFFFF),)
 
 
-def _hex_digit_class(lo: int, hi: int) -> str:
-    """A GBNF class for the hex digits lo..hi (0..15), both cases."""
-    if lo == hi and lo <= 9:
-        return f'"{lo}"'
-    parts = []
-    if lo <= 9:
-        a, b = lo, min(hi, 9)
-        parts.append(str(a) if a == b else f"{a}-{b}")
-    if hi >= 10:
-        a, b = max(lo, 10) - 10, hi - 10
-        for base in ("a", "A"):
-            x, y = chr(ord(base) + a), chr(ord(base) + b)
-            parts.append(x if x == y else f"{x}-{y}")
-    if lo == 0 and hi == 15:
+def _hex_digit_class(digits: list[int]) -> str:
+    """A GBNF class for a set of hex digit values (0..15), both cases of a-f."""
+    if len(digits) == 1 and digits[0] <= 9:
+        return f'"{digits[0]}"'
+    if digits == list(range(16)):
         return "[0-9a-fA-F]"
+    runs = [(lo, hi) for lo, hi in tree.normalize([(d, d) for d in digits])]
+    parts = []
+    for lo, hi in runs:  # the digits, then each case of the letters
+        if lo <= 9:
+            a, b = lo, min(hi, 9)
+            parts.append(str(a) if a == b else f"{a}-{b}")
+    for base in ("a", "A"):
+        for lo, hi in runs:
+            if hi >= 10:
+                x, y = chr(ord(base) + max(lo, 10) - 10), chr(ord(base) + hi - 10)
+                parts.append(x if x == y else f"{x}-{y}")
     return "[" + "".join(parts) + "]"
 
 
-def hex_range(lo: int, hi: int, width: int) -> list[str]:
-    """Alternatives (each a space-separated sequence of digit classes) for the ``width``-digit
-    hexadecimal numbers from ``lo`` to ``hi`` inclusive."""
-    if width == 0:
-        return [""]
+def hex_set(ranges: Ranges, width: int) -> list[str]:
+    """Alternatives (each a sequence of digit classes, nested in parentheses) for the
+    ``width``-digit hexadecimal numbers in ``ranges`` (non-empty, below 16**width), written as a
+    trie: first digits that lead to the same set of rests share one class and one rest, so a
+    set with a few holes stays a few states per digit."""
     unit = 16 ** (width - 1)
-    lo_d, lo_r = divmod(lo, unit)
-    hi_d, hi_r = divmod(hi, unit)
-    if lo_d == hi_d:
-        head = _hex_digit_class(lo_d, lo_d)
-        return [(head + " " + t).strip() for t in hex_range(lo_r, hi_r, width - 1)]
-    out: list[str] = []
-    first, last = lo_d, hi_d
-    if lo_r != 0:
-        head = _hex_digit_class(lo_d, lo_d)
-        out += [(head + " " + t).strip() for t in hex_range(lo_r, unit - 1, width - 1)]
-        first += 1
-    if hi_r != unit - 1:
-        last -= 1
-    if first <= last:
-        tail = " ".join(["[0-9a-fA-F]"] * (width - 1))
-        out.append((_hex_digit_class(first, last) + " " + tail).strip())
-    if hi_r != unit - 1:
-        head = _hex_digit_class(hi_d, hi_d)
-        out += [(head + " " + t).strip() for t in hex_range(0, hi_r, width - 1)]
+    rests: dict[Ranges, list[int]] = {}  # the rest's set -> first digits leading to it
+    for digit in range(16):
+        inside = tree.intersect(ranges, ((digit * unit, digit * unit + unit - 1),))
+        if inside:
+            rest = tuple((lo - digit * unit, hi - digit * unit) for lo, hi in inside)
+            rests.setdefault(rest, []).append(digit)
+    out = []
+    for rest, digits in rests.items():
+        head = _hex_digit_class(digits)
+        if width == 1:
+            out.append(head)
+        elif rest == ((0, unit - 1),):
+            out.append(" ".join([head] + ["[0-9a-fA-F]"] * (width - 1)))
+        else:
+            out.append(head + " " + _alts(hex_set(rest, width - 1)))
     return out
 
 
@@ -69,17 +67,19 @@ def _alts(options: list[str]) -> str:
     return options[0] if len(options) == 1 else "(" + " | ".join(options) + ")"
 
 
-def _u_escapes(ranges: Ranges) -> list[str]:
-    """``\\uXXXX`` spellings of the code points in ``ranges``."""
+def _u_escape_tails(ranges: Ranges) -> list[str]:
+    """``\\uXXXX`` spellings of the code points in ``ranges``, each without its leading
+    ``\\u`` (so that one ``"\\u"`` can lead them all)."""
     out: list[str] = []
-    for lo, hi in tree.subtract(tree.intersect(ranges, _BMP), _SURROGATES):
-        out.append('"\\\\u" ' + _alts(hex_range(lo, hi, 4)))
+    bmp = tree.subtract(tree.intersect(ranges, _BMP), _SURROGATES)
+    if bmp:
+        out += hex_set(bmp, 4)
     for lo, hi in tree.intersect(ranges, ((0x10000, tree.MAX_CODEPOINT),)):
-        out += _pair_escapes(lo, hi)
+        out += _pair_escape_tails(lo, hi)
     return out
 
 
-def _pair_escapes(lo: int, hi: int) -> list[str]:
+def _pair_escape_tails(lo: int, hi: int) -> list[str]:
     hi_lo, lo_lo = divmod(lo - 0x10000, 0x400)
     hi_hi, lo_hi = divmod(hi - 0x10000, 0x400)
     spans = []
@@ -96,9 +96,9 @@ def _pair_escapes(lo: int, hi: int) -> list[str]:
             spans.append((hi_hi, hi_hi, 0, lo_hi))
     out: list[str] = []
     for a, b, c, d in spans:
-        high = _alts(hex_range(0xD800 + a, 0xD800 + b, 4))
-        low = _alts(hex_range(0xDC00 + c, 0xDC00 + d, 4))
-        out.append(f'"\\\\u" {high} "\\\\u" {low}')
+        high = _alts(hex_set(((0xD800 + a, 0xD800 + b),), 4))
+        low = _alts(hex_set(((0xDC00 + c, 0xDC00 + d),), 4))
+        out.append(f'{high} "\\\\u" {low}')
     return out
 
 
@@ -108,10 +108,17 @@ def json_chars_gbnf(ranges: Ranges) -> str:
     raw = tree.subtract(ranges, _NOT_RAW)
     if raw:
         options.append(tree.raw_chars_gbnf(raw))
-    for cp, letter in sorted(_SHORT_ESCAPES.items()):
-        if tree.contains(ranges, cp):
-            options.append(tree.literal_gbnf("\\" + letter))
-    options += _u_escapes(ranges)
+    # Every escape under one backslash, and every \u escape under one "u": the same language,
+    # a much smaller automaton (schema grammars hold hundreds of such sets, inlined at each use).
+    after_backslash: list[str] = []
+    letters = [ord(letter) for cp, letter in _SHORT_ESCAPES.items() if tree.contains(ranges, cp)]
+    if letters:
+        after_backslash.append(tree.raw_chars_gbnf(tree.normalize([(c, c) for c in letters])))
+    hex_tails = _u_escape_tails(ranges)
+    if hex_tails:
+        after_backslash.append('"u" ' + _alts(hex_tails))
+    if after_backslash:
+        options.append('"\\\\" ' + _alts(after_backslash))
     if not options:
         raise ValueError("empty character set")
     return options[0] if len(options) == 1 else " | ".join(options)
