@@ -9,6 +9,8 @@ that a decoded string always has a well-defined length.
 
 from __future__ import annotations
 
+import functools
+
 from ..regex import tree
 from ..regex.tree import Ranges
 
@@ -20,12 +22,17 @@ _BMP: Ranges = ((0, 0xFFFF),)
 
 
 def _hex_digit_class(digits: list[int]) -> str:
-    """A GBNF class for a set of hex digit values (0..15), both cases of a-f."""
+    """A GBNF class for a set of hex digit values (0..15, ascending), both cases of a-f."""
     if len(digits) == 1 and digits[0] <= 9:
         return f'"{digits[0]}"'
-    if digits == list(range(16)):
+    if len(digits) == 16:
         return "[0-9a-fA-F]"
-    runs = [(lo, hi) for lo, hi in tree.normalize([(d, d) for d in digits])]
+    runs: list[list[int]] = []
+    for d in digits:
+        if runs and runs[-1][1] == d - 1:
+            runs[-1][1] = d
+        else:
+            runs.append([d, d])
     parts = []
     for lo, hi in runs:  # the digits, then each case of the letters
         if lo <= 9:
@@ -39,28 +46,38 @@ def _hex_digit_class(digits: list[int]) -> str:
     return "[" + "".join(parts) + "]"
 
 
-def hex_set(ranges: Ranges, width: int) -> list[str]:
+@functools.lru_cache(maxsize=8192)  # rests repeat within a set and across sets
+def hex_set(ranges: Ranges, width: int) -> tuple[str, ...]:
     """Alternatives (each a sequence of digit classes, nested in parentheses) for the
-    ``width``-digit hexadecimal numbers in ``ranges`` (non-empty, below 16**width), written as a
-    trie: first digits that lead to the same set of rests share one class and one rest, so a
-    set with a few holes stays a few states per digit."""
+    ``width``-digit hexadecimal numbers in ``ranges`` (sorted, disjoint, non-empty, below
+    16**width), written as a trie: first digits that lead to the same set of rests share one
+    class and one rest, so a set with a few holes stays a few states per digit."""
     unit = 16 ** (width - 1)
+    per_digit: list[list[tuple[int, int]]] = [[] for _ in range(16)]
+    full = (0, unit - 1)
+    for lo, hi in ranges:
+        first, last = lo // unit, hi // unit
+        if first == last:
+            per_digit[first].append((lo - first * unit, hi - first * unit))
+            continue
+        per_digit[first].append((lo - first * unit, unit - 1))
+        for digit in range(first + 1, last):
+            per_digit[digit].append(full)
+        per_digit[last].append((0, hi - last * unit))
     rests: dict[Ranges, list[int]] = {}  # the rest's set -> first digits leading to it
-    for digit in range(16):
-        inside = tree.intersect(ranges, ((digit * unit, digit * unit + unit - 1),))
-        if inside:
-            rest = tuple((lo - digit * unit, hi - digit * unit) for lo, hi in inside)
-            rests.setdefault(rest, []).append(digit)
+    for digit, rest in enumerate(per_digit):
+        if rest:
+            rests.setdefault(tuple(rest), []).append(digit)
     out = []
-    for rest, digits in rests.items():
+    for rest_set, digits in rests.items():
         head = _hex_digit_class(digits)
         if width == 1:
             out.append(head)
-        elif rest == ((0, unit - 1),):
+        elif rest_set == (full,):
             out.append(" ".join([head] + ["[0-9a-fA-F]"] * (width - 1)))
         else:
-            out.append(head + " " + _alts(hex_set(rest, width - 1)))
-    return out
+            out.append(head + " " + _alts(list(hex_set(rest_set, width - 1))))
+    return tuple(out)
 
 
 def _alts(options: list[str]) -> str:
@@ -96,12 +113,13 @@ def _pair_escape_tails(lo: int, hi: int) -> list[str]:
             spans.append((hi_hi, hi_hi, 0, lo_hi))
     out: list[str] = []
     for a, b, c, d in spans:
-        high = _alts(hex_set(((0xD800 + a, 0xD800 + b),), 4))
-        low = _alts(hex_set(((0xDC00 + c, 0xDC00 + d),), 4))
+        high = _alts(list(hex_set(((0xD800 + a, 0xD800 + b),), 4)))
+        low = _alts(list(hex_set(((0xDC00 + c, 0xDC00 + d),), 4)))
         out.append(f'{high} "\\\\u" {low}')
     return out
 
 
+@functools.lru_cache(maxsize=4096)  # the same sets recur across schemas (keys, formats)
 def json_chars_gbnf(ranges: Ranges) -> str:
     """A GBNF expression for one character from ``ranges`` as written inside a JSON string."""
     options: list[str] = []
