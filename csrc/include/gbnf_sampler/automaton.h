@@ -5,9 +5,9 @@
 // never used has a start state that matches nothing.
 //
 // Layout: states are numbered 0..num_states()-1 across all rules; each rule's states are
-// contiguous from its start state (the root's first, not in rule id order). Each state's outgoing edges of
-// each kind are a contiguous slice of one flat array (CSR): ByteEdges(s), CallEdges(s),
-// TokenEdges(s). A state is final when its rule may complete there.
+// contiguous from its start state (the root's first, not in rule id order). Each state's
+// outgoing edges of each kind are a contiguous slice of one flat array (CSR): ByteEdges(s),
+// CallEdges(s), TokenEdges(s). A state is final when its rule may complete there.
 #pragma once
 
 #include <cstddef>
@@ -60,7 +60,8 @@ struct EdgeSpan {
 
 class Automaton {
  public:
-  // Compiles `grammar` (its root and the rules it calls). Throws LimitError when a limit is reached.
+  // Compiles `grammar` (its root and the rules it calls). Throws LimitError when a limit is
+  // reached.
   static std::shared_ptr<const Automaton> Build(std::shared_ptr<const Grammar> grammar,
                                                 const AutomatonLimits& limits = {});
 
