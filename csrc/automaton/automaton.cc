@@ -14,6 +14,13 @@ namespace gbnf {
 void AutomatonAssembler::Run() {
   IndexNfa();
   NumberStates();
+  // Sized once: growing by doubling copied the arrays and touched fresh pages at every step.
+  // The NFA's edge count bounds the byte edges of most grammars.
+  for (auto* begin : {&a_.byte_begin_, &a_.call_begin_, &a_.token_begin_}) {
+    begin->reserve(important_.size() + 1);
+  }
+  a_.final_.reserve(important_.size());
+  a_.bytes_.reserve(nfa_.edges.size());
   a_.byte_begin_.push_back(0);
   a_.call_begin_.push_back(0);
   a_.token_begin_.push_back(0);

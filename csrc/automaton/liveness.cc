@@ -17,20 +17,21 @@ struct ReverseEdge {
   uint32_t rule = kNoRule;  // a call edge needs its rule to be productive
 };
 
+// Keeps the edges `keep` accepts, compacting the CSR arrays in place (each state's slice is
+// read before an earlier state's writes can reach it).
 template <typename T, typename Keep>
 void FilterEdges(std::vector<T>* edges, std::vector<uint32_t>* begin, Keep keep) {
-  std::vector<T> out;
-  out.reserve(edges->size());
+  uint32_t kept = 0;
   for (size_t s = 0; s + 1 < begin->size(); ++s) {
-    uint32_t first = (*begin)[s];
-    uint32_t last = (*begin)[s + 1];
-    (*begin)[s] = static_cast<uint32_t>(out.size());
+    const uint32_t first = (*begin)[s];
+    const uint32_t last = (*begin)[s + 1];
+    (*begin)[s] = kept;
     for (uint32_t i = first; i < last; ++i) {
-      if (keep(static_cast<StateId>(s), (*edges)[i])) out.push_back((*edges)[i]);
+      if (keep(static_cast<StateId>(s), (*edges)[i])) (*edges)[kept++] = (*edges)[i];
     }
   }
-  begin->back() = static_cast<uint32_t>(out.size());
-  edges->swap(out);
+  begin->back() = kept;
+  edges->resize(kept);
 }
 
 }  // namespace
