@@ -104,22 +104,24 @@ std::shared_ptr<const WhitespaceFilter> WhitespaceFilter::Shared(
   };
   static std::mutex mutex;
   static std::vector<Entry> entries;  // a few: one per live vocabulary and bound
+  auto find = [&]() -> std::shared_ptr<const WhitespaceFilter> {  // under the lock
+    for (const Entry& e : entries) {
+      if (e.max == max_whitespace && e.vocab.lock() == vocab) return e.filter;
+    }
+    return nullptr;
+  };
   {
     std::lock_guard<std::mutex> lock(mutex);
     // A dead vocabulary's entry goes (its address may be reused by a new one).
     entries.erase(std::remove_if(entries.begin(), entries.end(),
                                  [](const Entry& e) { return e.vocab.expired(); }),
                   entries.end());
-    for (const Entry& e : entries) {
-      if (e.max == max_whitespace && e.vocab.lock() == vocab) return e.filter;
-    }
+    if (auto found = find()) return found;
   }
   // Built outside the lock; two threads racing on a new key both build, the first one is kept.
   auto filter = std::make_shared<const WhitespaceFilter>(*vocab, max_whitespace);
   std::lock_guard<std::mutex> lock(mutex);
-  for (const Entry& e : entries) {
-    if (e.max == max_whitespace && e.vocab.lock() == vocab) return e.filter;
-  }
+  if (auto found = find()) return found;
   entries.push_back({vocab, max_whitespace, filter});
   return filter;
 }

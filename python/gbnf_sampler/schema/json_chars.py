@@ -22,28 +22,11 @@ _BMP: Ranges = ((0, 0xFFFF),)
 
 
 def _hex_digit_class(digits: list[int]) -> str:
-    """A GBNF class for a set of hex digit values (0..15, ascending), both cases of a-f."""
-    if len(digits) == 1 and digits[0] <= 9:
-        return f'"{digits[0]}"'
-    if len(digits) == 16:
-        return "[0-9a-fA-F]"
-    runs: list[list[int]] = []
+    """GBNF for one hex digit with one of these values (0..15), either case of a-f."""
+    chars = []
     for d in digits:
-        if runs and runs[-1][1] == d - 1:
-            runs[-1][1] = d
-        else:
-            runs.append([d, d])
-    parts = []
-    for lo, hi in runs:  # the digits, then each case of the letters
-        if lo <= 9:
-            a, b = lo, min(hi, 9)
-            parts.append(str(a) if a == b else f"{a}-{b}")
-    for base in ("a", "A"):
-        for lo, hi in runs:
-            if hi >= 10:
-                x, y = chr(ord(base) + max(lo, 10) - 10), chr(ord(base) + hi - 10)
-                parts.append(x if x == y else f"{x}-{y}")
-    return "[" + "".join(parts) + "]"
+        chars += [ord("0") + d] if d < 10 else [ord("a") + d - 10, ord("A") + d - 10]
+    return tree.class_gbnf(tree.normalize([(c, c) for c in chars]))
 
 
 @functools.lru_cache(maxsize=8192)  # rests repeat within a set and across sets
