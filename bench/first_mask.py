@@ -9,6 +9,8 @@ JSON Schema grammars get by default), ``gs.Matcher`` and the first ``fill_mask``
 emptied before each schema (compile cache, shared mask cache). The vocabulary is prepared first
 (``Vocab.prepare``, as ``load_llama`` does). Prints p50/p90/p99/max of each part and of the
 sum compile + Matcher + first fill (issue #13's "time to first mask") and of parse + that.
+Each first mask is also checked against the matcher's ``allowed_tokens()`` and must allow a
+token other than EOS; the run exits 1 when one does not.
 
 Converting a schema is Python and slow (minutes for the corpus), so the GBNF of each schema is
 cached under ``~/.cache/gbnf-sampler/first-mask/`` by a hash of the converter's sources: a build
@@ -27,6 +29,8 @@ import time
 import warnings
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 import gbnf_sampler as gs
 from gbnf_sampler.compiled import clear_cache
@@ -98,10 +102,19 @@ def time_one(text: str, vocab: gs.Vocab, bound: int) -> dict[str, float] | None:
     t2 = time.perf_counter()
     matcher = gs.Matcher(compiled)
     t3 = time.perf_counter()
-    matcher.fill_mask(gs.allocate_bitmask(1, vocab.size))
+    bitmask = gs.allocate_bitmask(1, vocab.size)
+    matcher.fill_mask(bitmask)
     t4 = time.perf_counter()
     ms = [(b - a) * 1e3 for a, b in ((t0, t1), (t1, t2), (t2, t3), (t3, t4), (t1, t4), (t0, t4))]
-    return dict(zip(PARTS, ms, strict=True))
+    row = dict(zip(PARTS, ms, strict=True))
+    # The mask is checked, not only timed: it must equal the matcher's own allowed tokens, and
+    # a JSON document must be able to start (some token other than EOS).
+    allowed = np.flatnonzero(np.unpackbits(bitmask[0].view(np.uint8), bitorder="little"))
+    ok = np.array_equal(allowed, matcher.allowed_tokens()) and any(
+        not vocab.is_eos(int(t)) for t in allowed
+    )
+    row["bad_mask"] = 0.0 if ok else 1.0
+    return row
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -121,6 +134,7 @@ def main() -> None:
     vocab = gs.Vocab.from_gguf(path).prepare()
     bound = output_whitespace_bound()
     rows = [r for r in (time_one(t, vocab, bound) for t in texts.values()) if r is not None]
+    bad = sum(r["bad_mask"] for r in rows)
     summary: dict[str, dict[str, float]] = {}
     print(f"{len(rows)} schemas ({len(texts)} converted), vocabulary {args.vocab}, ms:")
     for part in PARTS:
@@ -135,6 +149,9 @@ def main() -> None:
         print(f"  {part:14s} " + "  ".join(f"{k} {v:9.3f}" for k, v in stats.items()))
     if args.json:
         Path(args.json).write_text(json.dumps(summary))
+    if bad:
+        print(f"{bad:.0f} first masks were wrong or allowed nothing but EOS")
+        sys.exit(1)
 
 
 if __name__ == "__main__":
