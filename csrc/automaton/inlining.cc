@@ -124,6 +124,8 @@ std::vector<uint8_t> InlinableRules(const Grammar& g, uint32_t max_nesting_depth
   for (RuleId r : finish) {
     bool self_call = std::find(callees[r].begin(), callees[r].end(), r) != callees[r].end();
     if (comp_size[comp[r]] > 1 || self_call) continue;
+    // A distinct-items array keeps its own stack node: the matcher finds the array by it.
+    if (!g.DistinctItemRules().empty() && g.DistinctItemRules()[r]) continue;
     cost[r] = Cost(g, g.rule(r).body, cost, inlinable, 0, max_nesting_depth);
     inlinable[r] = cost[r] <= kInlineBudget;
   }

@@ -47,6 +47,12 @@ class GrammarBuilder {
 
   // Moves the finished tree into a Grammar with rules in definition order. Undefined rules are
   // errors, so by the time this runs every rule is defined.
+  static void SetDistinctItems(Grammar* g, std::vector<uint8_t> rules,
+                               std::vector<Diagnostic> warnings) {
+    g->distinct_items_ = std::move(rules);
+    g->warnings_.insert(g->warnings_.end(), warnings.begin(), warnings.end());
+  }
+
   Grammar Finish(RuleId root, std::vector<Diagnostic> warnings, std::string source) {
     std::vector<RuleId> order(rules.size());
     for (RuleId i = 0; i < order.size(); ++i) order[i] = i;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "grammar/builder.h"
+#include "grammar/directives.h"
 #include "grammar/lexer.h"
 #include "grammar/parser.h"
 #include "support/utf8.h"
@@ -45,6 +46,10 @@ bool SameNode(const Grammar& a, NodeId x, const Grammar& b, NodeId y) {
   return true;
 }
 
+bool IsDistinct(const Grammar& g, RuleId r) {
+  return !g.DistinctItemRules().empty() && g.DistinctItemRules()[r] != 0;
+}
+
 }  // namespace
 
 int64_t Grammar::FindRule(std::string_view name) const {
@@ -62,6 +67,11 @@ bool Grammar::SameAs(const Grammar& other) const {
   for (const Rule& r : rules_) {
     auto it = other_bodies.find(r.name);
     if (it == other_bodies.end() || !SameNode(*this, r.body, other, it->second)) return false;
+    const int64_t o = other.FindRule(r.name);
+    if (IsDistinct(*this, static_cast<RuleId>(&r - rules_.data())) !=
+        IsDistinct(other, static_cast<RuleId>(o))) {
+      return false;
+    }
   }
   return true;
 }
@@ -86,7 +96,13 @@ Grammar ParseGrammar(std::string_view text, std::string_view root, const Grammar
   std::vector<Diagnostic> errors =
       detail::AnalyzeGrammar(builder, map, root, &warnings, &root_id);
   if (!errors.empty()) throw GrammarError(std::move(errors), std::move(warnings));
-  return builder.Finish(root_id, std::move(warnings), std::string(text));
+  Grammar g = builder.Finish(root_id, std::move(warnings), std::string(text));
+  std::vector<Diagnostic> directive_warnings;
+  std::vector<uint8_t> distinct =
+      detail::ReadDistinctItems(g, text, map, &errors, &directive_warnings);
+  if (!errors.empty()) throw GrammarError(std::move(errors), g.warnings());
+  GrammarBuilder::SetDistinctItems(&g, std::move(distinct), std::move(directive_warnings));
+  return g;
 }
 
 }  // namespace gbnf

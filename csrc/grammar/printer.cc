@@ -50,6 +50,13 @@ class Printer {
       PrintNode(rule.body, /*parent=*/Context::kTop);
       out_ += '\n';
     }
+    const std::vector<uint8_t>& distinct = g_.DistinctItemRules();
+    for (size_t r = 0; r < distinct.size(); ++r) {
+      if (distinct[r] == 0) continue;
+      out_ += "#@ distinct-items ";
+      out_ += g_.rule(static_cast<RuleId>(r)).name;
+      out_ += '\n';
+    }
     return std::move(out_);
   }
 

@@ -19,6 +19,8 @@ struct TokenMatcher::Scratch {
   detail::PrefixWalker walker;
   std::vector<uint32_t> candidates;  // bitset over trie positions
   std::vector<StateId> states;       // states already merged this step
+  std::vector<TokenId> quote_tokens;  // tokens holding '"' (built on first need)
+  bool quote_tokens_built = false;
 };
 
 using detail::MatcherAccess;
@@ -115,6 +117,7 @@ void TokenMatcher::FillMaskReference(uint32_t* words, size_t num_words) {
   detail::WalkAllTokens(scratch_->walker, trie, words);
   scratch_->walker.End();
   ApplyWhitespaceBound(words);
+  ApplyDistinctItems(words);
 }
 
 // The cached bits first, so that the row is written in one pass when an entry is a bitset (a
@@ -131,11 +134,60 @@ void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
   AddEosBits(words);
   AddTokenRefBits(words);
   ApplyWhitespaceBound(words);
+  ApplyDistinctItems(words);
 }
 
 void TokenMatcher::ApplyWhitespaceBound(uint32_t* words) const {
   const detail::WhitespaceFilter* filter = compiled_->whitespace_filter();
   if (filter != nullptr) filter->Apply(words, matcher_.WhitespaceRun());
+}
+
+void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
+  detail::DistinctItems* distinct = MatcherAccess::distinct_items(matcher_);
+  if (distinct == nullptr || !distinct->Active()) return;
+  const Vocab& vocab = compiled_->vocab();
+  const detail::DistinctItems::Mark mark = distinct->GetMark();
+  auto check = [&](TokenId id) {
+    const auto bit = static_cast<uint32_t>(id);
+    if (!detail::TestBit(words, bit) || vocab.IsEos(id) || vocab.IsSpecial(id)) return;
+    const std::string_view bytes = vocab.Token(id);
+    bool closes_duplicate = false;
+    for (char c : bytes) {
+      if (distinct->Apply(static_cast<uint8_t>(c), 0, true).count > 0) {
+        closes_duplicate = true;
+        break;
+      }
+    }
+    distinct->UndoTo(mark);
+    if (!closes_duplicate) return;
+    Matcher probe = matcher_.Fork();
+    bool accepted = false;
+    try {
+      accepted = probe.AcceptToken(static_cast<uint32_t>(id), bytes, true);
+    } catch (const LimitError&) {
+      // Refused, as the masks refuse a token whose step is too large.
+    }
+    if (!accepted) detail::ClearBit(words, bit);
+  };
+  if (distinct->InString()) {
+    Scratch& s = *scratch_;
+    if (!s.quote_tokens_built) {
+      for (size_t id = 0; id < vocab.size(); ++id) {
+        if (vocab.Token(static_cast<TokenId>(id)).find('"') != std::string_view::npos) {
+          s.quote_tokens.push_back(static_cast<TokenId>(id));
+        }
+      }
+      s.quote_tokens_built = true;
+    }
+    for (TokenId id : s.quote_tokens) check(id);
+    return;
+  }
+  const size_t words_used = detail::WordsFor(vocab.size());
+  for (size_t w = 0; w < words_used; ++w) {
+    for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
+      check(static_cast<TokenId>(w * 32 + static_cast<size_t>(__builtin_ctz(bits))));
+    }
+  }
 }
 
 // The union of the accepted sets of the items' states (written over the row: the first bitset

@@ -2,16 +2,19 @@
 // history, fork, reset and forced bytes.
 #include "gbnf_sampler/matcher.h"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "matcher/distinct_items.h"
 #include "matcher/matcher_access.h"
 #include "matcher/recognizer.h"
 #include "support/whitespace.h"
 
 namespace gbnf {
 
+using detail::DistinctItems;
 using detail::Gss;
 using detail::IsWhitespaceByte;
 using detail::Item;
@@ -22,7 +25,10 @@ class Matcher::Impl {
   Impl(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
       : recognizer_(std::move(automaton), limits.max_state_size),
         limits_(limits),
-        ring_(size_t{limits.max_rollback} + 1) {}
+        ring_(size_t{limits.max_rollback} + 1) {
+    if (!recognizer_.automaton().grammar().DistinctItemRules().empty()) distinct_.emplace();
+    items_step_ = recognizer_.step();
+  }
 
   bool AcceptBytes(std::string_view bytes);
   bool AcceptEos();
@@ -36,6 +42,11 @@ class Matcher::Impl {
   MatcherLimits limits_;
   bool terminated_ = false;
   uint32_t ws_run_ = 0;  // whitespace bytes at the end of the accepted text
+  // "#@ distinct-items" arrays (none: the grammar has no such rule).
+  std::optional<DistinctItems> distinct_;
+  // The recognizer step that produced the current items (its step() runs ahead after the
+  // mask walks and ForcedBytes, which restore the items but not the counter).
+  uint64_t items_step_ = 0;
 
   // The whitespace run after `bytes`, or false when it would exceed max_whitespace.
   bool FitsWhitespace(std::string_view bytes, uint32_t* run) const;
@@ -46,6 +57,8 @@ class Matcher::Impl {
     bool complete = false;
     bool terminated = false;
     uint32_t ws_run = 0;
+    uint64_t items_step = 0;
+    DistinctItems::Mark distinct;
   };
   Snapshot& Slot(size_t i) { return ring_[(head_ + i) % ring_.size()]; }
   static size_t SlotBytes(const Snapshot& s) { return s.items.capacity() * sizeof(Item); }
@@ -61,6 +74,11 @@ class Matcher::Impl {
   void MaybeCollect();
 
   bool AdvanceBytes(std::string_view bytes);
+  // One byte through the recognizer, with the distinct-items check; on false the caller
+  // restores the snapshot (the scan of the byte is not undone here).
+  bool StepByte(uint8_t byte);
+  // Some parse holds a distinct-items array predicted at `step`.
+  bool HasDistinctNodeAt(uint64_t step) const;
 
   std::vector<Snapshot> ring_;  // the last accepted states; capacity max_rollback + 1
   size_t head_ = 0;             // oldest entry
@@ -89,6 +107,8 @@ void Matcher::Impl::PushHistory() {
   s.complete = recognizer_.complete();
   s.terminated = terminated_;
   s.ws_run = ws_run_;
+  s.items_step = items_step_;
+  if (distinct_) s.distinct = distinct_->GetMark();
 }
 
 bool Matcher::Impl::FitsWhitespace(std::string_view bytes, uint32_t* run) const {
@@ -106,6 +126,8 @@ void Matcher::Impl::RestoreFrom(const Snapshot& s) {
   recognizer_.SetState(s.items, s.complete);
   terminated_ = s.terminated;
   ws_run_ = s.ws_run;
+  items_step_ = s.items_step;
+  if (distinct_) distinct_->UndoTo(s.distinct);
 }
 
 void Matcher::Impl::AbortAccept() {
@@ -156,7 +178,7 @@ bool Matcher::Impl::AcceptBytes(std::string_view bytes) {
   PushHistory();
   try {
     for (char c : bytes) {
-      if (!recognizer_.AdvanceByte(static_cast<uint8_t>(c))) {
+      if (!StepByte(static_cast<uint8_t>(c))) {
         AbortAccept();
         return false;
       }
@@ -194,6 +216,7 @@ bool Matcher::Impl::AcceptTokenRef(uint32_t token_id) {
     return false;
   }
   ws_run_ = 0;  // a token crossed by reference counts as text that is not whitespace
+  items_step_ = recognizer_.step();
   MaybeCollect();
   CommitAccept();
   return true;
@@ -201,9 +224,48 @@ bool Matcher::Impl::AcceptTokenRef(uint32_t token_id) {
 
 bool Matcher::Impl::AdvanceBytes(std::string_view bytes) {
   for (char c : bytes) {
-    if (!recognizer_.AdvanceByte(static_cast<uint8_t>(c))) return false;
+    if (!StepByte(static_cast<uint8_t>(c))) return false;
   }
   return true;
+}
+
+bool Matcher::Impl::StepByte(uint8_t byte) {
+  if (!distinct_) {
+    if (!recognizer_.AdvanceByte(byte)) return false;
+    items_step_ = recognizer_.step();
+    return true;
+  }
+  const uint64_t before = items_step_;
+  const DistinctItems::Closed closed = distinct_->Apply(byte, before, false);
+  recognizer_.SetBlocked(closed.steps, closed.count);
+  bool ok = false;
+  try {
+    ok = recognizer_.AdvanceByte(byte);
+  } catch (...) {
+    recognizer_.SetBlocked(nullptr, 0);
+    throw;
+  }
+  recognizer_.SetBlocked(nullptr, 0);
+  // A blocked completion can leave only finished items of the dropped parses: nothing follows.
+  if (!ok || (closed.count > 0 && !recognizer_.complete() && !recognizer_.CanTakeInput())) {
+    return false;
+  }
+  items_step_ = recognizer_.step();
+  // Another parse took the byte: the arrays whose duplicate it closed hold no distinct parse now.
+  for (int i = 0; i < closed.count; ++i) distinct_->SetCandidate(closed.frames[i], false);
+  const uint32_t opened = distinct_->opened();
+  if (opened != DistinctItems::kNone) distinct_->SetCandidate(opened, HasDistinctNodeAt(before));
+  return true;
+}
+
+bool Matcher::Impl::HasDistinctNodeAt(uint64_t step) const {
+  const std::vector<uint8_t>& distinct = recognizer_.automaton().grammar().DistinctItemRules();
+  const Gss& gss = recognizer_.gss();
+  for (const Item& it : recognizer_.items()) {
+    const detail::GssNode& n = gss.node(it.node);
+    if (n.step == step && distinct[n.rule] != 0) return true;
+  }
+  return false;
 }
 
 // The union of the token-edge step and the byte steps, both from the state before the call.
@@ -216,6 +278,7 @@ bool Matcher::Impl::AcceptToken(uint32_t token_id, std::string_view bytes, bool 
   try {
     bool by_token = recognizer_.HasTokenEdges() && recognizer_.AdvanceToken(token_id);
     bool token_complete = recognizer_.complete();
+    const uint64_t token_step = recognizer_.step();
     if (by_token) {
       token_items_.assign(recognizer_.items().begin(), recognizer_.items().end());
       RestoreFrom(Slot(count_ - 1));
@@ -226,7 +289,9 @@ bool Matcher::Impl::AcceptToken(uint32_t token_id, std::string_view bytes, bool 
       return false;
     }
     if (!by_bytes) {
+      RestoreFrom(Slot(count_ - 1));  // the bytes' partial scan
       recognizer_.SetState(token_items_, token_complete);
+      items_step_ = token_step;
     } else if (by_token) {
       recognizer_.MergeState(token_items_, token_complete);
     }
@@ -256,6 +321,8 @@ void Matcher::Impl::Reset() {
   terminated_ = false;
   ws_run_ = 0;
   recognizer_.Reset();
+  items_step_ = recognizer_.step();
+  if (distinct_) distinct_->Clear();
 }
 
 // Walks forward while exactly one byte is possible, then restores the state. Stops before a
@@ -271,7 +338,7 @@ std::string Matcher::Impl::ForcedBytes() {
       int b = recognizer_.SingleNextByte();
       const char c = static_cast<char>(b);
       if (b < 0 || !FitsWhitespace(std::string_view(&c, 1), &run)) break;
-      if (!recognizer_.AdvanceByte(static_cast<uint8_t>(b))) break;
+      if (!StepByte(static_cast<uint8_t>(b))) break;
       out.push_back(static_cast<char>(b));
       MaybeCollect();
     }
@@ -287,6 +354,9 @@ namespace detail {
 Recognizer& MatcherAccess::recognizer(Matcher& m) { return m.impl().recognizer_; }
 const Recognizer& MatcherAccess::recognizer(const Matcher& m) { return m.impl().recognizer_; }
 bool MatcherAccess::terminated(const Matcher& m) { return m.impl().terminated_; }
+DistinctItems* MatcherAccess::distinct_items(Matcher& m) {
+  return m.impl().distinct_ ? &*m.impl().distinct_ : nullptr;
+}
 
 }  // namespace detail
 

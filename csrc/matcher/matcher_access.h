@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gbnf_sampler/matcher.h"
+#include "matcher/distinct_items.h"
 #include "matcher/recognizer.h"
 
 namespace gbnf::detail {
@@ -12,6 +13,8 @@ class MatcherAccess {
   static Recognizer& recognizer(Matcher& m);
   static const Recognizer& recognizer(const Matcher& m);
   static bool terminated(const Matcher& m);
+  // The distinct-items scan of the text (null when the grammar has no such rule).
+  static DistinctItems* distinct_items(Matcher& m);
 };
 
 }  // namespace gbnf::detail

@@ -18,7 +18,9 @@ constexpr uint32_t kMaxInheritedConts = 4;
 }  // namespace
 
 Recognizer::Recognizer(std::shared_ptr<const Automaton> automaton, uint32_t max_state_size)
-    : automaton_(std::move(automaton)), max_state_size_(max_state_size) {
+    : automaton_(std::move(automaton)),
+      max_state_size_(max_state_size),
+      distinct_rules_(automaton_->grammar().DistinctItemRules()) {
   Reset();
 }
 
@@ -112,6 +114,7 @@ std::vector<std::vector<RuleId>> Recognizer::RuleStacks(size_t limit) const {
 bool Recognizer::AdvanceByte(uint8_t byte) {
   BeginStep();
   for (const Item& it : items_) {
+    if (blocked_count_ > 0 && IsBlocked(it.node)) continue;
     for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
       if (byte < e.lo) break;  // edges are sorted by lo
       if (byte <= e.hi) Add(e.target, it.node);
@@ -198,7 +201,7 @@ void Recognizer::Complete(uint32_t node) {
   for (uint32_t k = n.cont_head; k != kNil;) {
     GssCont cont = gss_.cont(k);
     CountWork();
-    Add(cont.state, cont.node);
+    if (blocked_count_ == 0 || !IsBlocked(cont.node)) Add(cont.state, cont.node);
     k = cont.next;
   }
 }
@@ -212,6 +215,15 @@ int Recognizer::SingleNextByte() const {
     }
   }
   return value;
+}
+
+bool Recognizer::CanTakeInput() const {
+  for (const Item& it : items_) {
+    if (!automaton_->ByteEdges(it.state).empty() || !automaton_->TokenEdges(it.state).empty()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Recognizer::HasTokenEdges() const {

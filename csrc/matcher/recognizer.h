@@ -49,6 +49,16 @@ class Recognizer {
   // The one byte value every item can take next, or -1 (none, or a choice).
   int SingleNextByte() const;
   bool HasTokenEdges() const;
+  // Some item can take a byte or a token next.
+  bool CanTakeInput() const;
+
+  // DistinctItems: the next AdvanceByte drops the parses inside the distinct-items arrays whose
+  // stack node was predicted at one of these steps (items of that node do not take the byte,
+  // completions into it are not resumed). `count` 0 lifts it; at most two steps.
+  void SetBlocked(const uint64_t* steps, int count) {
+    blocked_count_ = count;
+    for (int i = 0; i < count; ++i) blocked_steps_[i] = steps[i];
+  }
 
   Gss& gss() { return gss_; }
   const Gss& gss() const { return gss_; }
@@ -79,10 +89,21 @@ class Recognizer {
   void Complete(uint32_t node);
   uint32_t PredictedNode(RuleId rule);
   void CountWork();
+  bool IsBlocked(uint32_t node) const {
+    const GssNode& n = gss_.node(node);
+    if (distinct_rules_.empty() || !distinct_rules_[n.rule]) return false;
+    for (int i = 0; i < blocked_count_; ++i) {
+      if (blocked_steps_[i] == n.step) return true;
+    }
+    return false;
+  }
 
   std::shared_ptr<const Automaton> automaton_;
   std::shared_ptr<const std::vector<int64_t>> token_ids_;
   uint32_t max_state_size_;
+  std::vector<uint8_t> distinct_rules_;  // per rule: a "#@ distinct-items" array (or empty)
+  uint64_t blocked_steps_[2] = {0, 0};
+  int blocked_count_ = 0;
   Gss gss_;
   std::vector<Item> items_;
   bool complete_ = false;

@@ -115,6 +115,9 @@ class Grammar {
   const std::vector<Diagnostic>& warnings() const { return warnings_; }
   const std::string& source() const { return source_; }
   const SourceLayout& layout() const { return layout_; }
+  // Per rule: 1 when a "#@ distinct-items" directive names it (csrc/grammar/directives.h);
+  // empty when none does.
+  const std::vector<uint8_t>& DistinctItemRules() const { return distinct_items_; }
 
   // Structural equality of the rule set (names, bodies, root); ignores spans, warnings, source.
   bool SameAs(const Grammar& other) const;
@@ -127,6 +130,7 @@ class Grammar {
   std::vector<Diagnostic> warnings_;
   std::string source_;
   SourceLayout layout_;
+  std::vector<uint8_t> distinct_items_;
 };
 
 // Parses GBNF text; `root` names the start rule. Throws GrammarError (every problem found, with

@@ -78,6 +78,10 @@ class TokenMatcher {
   void AddEosBits(uint32_t* words);
   // Clears the tokens the max_whitespace bound refuses after the current run.
   void ApplyWhitespaceBound(uint32_t* words) const;
+  // Clears the tokens that would close an item equal to an earlier item of a "#@ distinct-items"
+  // array: a trial scan of each token that could close one, then the exact accept test on a fork
+  // for those that do.
+  void ApplyDistinctItems(uint32_t* words);
   void AddTokenRefBits(uint32_t* words);
   // Writes all of words[0, num_words): the cached entries' bits (the first bitset entry copied,
   // the others OR-ed in) and the context-dependent tokens that pass a walk.

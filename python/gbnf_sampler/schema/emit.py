@@ -11,6 +11,9 @@ from .json_chars import ANY_JSON_CHAR, json_chars_gbnf
 from .number_ranges import NUMBER
 
 WHITESPACE_MODES = ("flexible", "compact", "indent")
+# The comment line that marks array rules whose items must be pairwise distinct (uniqueItems);
+# our matcher enforces it (csrc/grammar/directives.h), other GBNF readers see a comment.
+DISTINCT_ITEMS_DIRECTIVE = "#@ distinct-items"
 
 
 def sanitize(name: str) -> str:
@@ -38,6 +41,8 @@ class Rules:
         # base -> a number n such that base, base-2 .. base-(n-1) are all taken: the search
         # for a free name starts there (from 1 it was quadratic: 42 s of JFrog File Spec)
         self._taken_below: dict[str, int] = {}
+        # rules named by a "#@ distinct-items" directive (pairwise distinct array items)
+        self.distinct: list[str] = []
 
     def reserve(self, hint: str) -> str:
         base = sanitize(hint)
@@ -74,6 +79,16 @@ class Rules:
             return body  # a plain reference to another rule: no alias needed
         return self.define(self.reserve(hint), body)
 
+    def add_distinct(self, hint: str, body: str) -> str:
+        """An array rule whose items the matcher keeps pairwise distinct (never shared with a
+        plain array rule of the same body)."""
+        key = "#@ distinct-items " + body
+        if key not in self.by_body:
+            self.by_body[key] = name = self.reserve(hint)
+            self.bodies[name] = body
+            self.distinct.append(name)
+        return self.by_body[key]
+
     def fixed(self, name: str, body: str) -> str:
         """A helper rule under a fixed name (defined once)."""
         if name not in self.bodies:
@@ -96,6 +111,7 @@ class Rules:
             if body is None:
                 raise RuntimeError(f"rule {name} reserved but never defined")
             lines.append(f"{name} ::= {body}")
+        lines += [f"{DISTINCT_ITEMS_DIRECTIVE} {name}" for name in self.distinct]
         return "\n".join(lines) + "\n"
 
 
@@ -233,14 +249,26 @@ NEVER = "<never>"
 
 
 def wrap(
-    rules: Rules, lay: Layout, body: str, brackets: str, empty_ok: bool, depth: int, hint: str
+    rules: Rules,
+    lay: Layout,
+    body: str,
+    brackets: str,
+    empty_ok: bool,
+    depth: int,
+    hint: str,
+    distinct: bool = False,
 ) -> str | None:
     """A bracketed list: ``body`` between ``brackets`` (``"[]"`` or ``"{}"``), or the empty list
-    when ``empty_ok``; None when neither is possible."""
+    when ``empty_ok``; None when neither is possible. ``distinct``: an array whose items the
+    matcher keeps pairwise distinct (``Rules.add_distinct``)."""
     d = lay.depth(depth)
     options = []
     if empty_ok:
         options.append(lay.empty(brackets))
     if body != NEVER:
         options.append(f"{lay.open(brackets[0], d)} {body} {lay.close(brackets[1], d)}")
-    return rules.add(hint, " | ".join(options)) if options else None
+    if not options:
+        return None
+    if distinct:
+        return rules.add_distinct(hint, " | ".join(options))
+    return rules.add(hint, " | ".join(options))

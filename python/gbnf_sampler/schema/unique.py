@@ -6,7 +6,13 @@ Distinct items are not context-free in general, but when the items can only be o
 language: one rule per set S of values already written, ``S ::= "," v S+{v} | ...`` for every
 v not in S.
 That is 2^k rules at most (fewer with ``maxItems``), so k is capped by :data:`MAX_UNIQUE_STATES`.
-Elsewhere ``uniqueItems`` is reported (SchemaError when strict, dropped with a warning otherwise).
+When the items are open-ended instead (:func:`open_ended`: free strings, objects that take
+any further key, and unions of them), the array rule is an ordinary one marked by a
+``#@ distinct-items`` directive, and the matcher refuses the byte that would close an item equal
+to an earlier one (csrc/matcher/distinct_items.h). Open-endedness is what keeps that exact: until
+its last byte, an item can still become infinitely many values, so a prefix the matcher accepts
+can always be finished with an item that is new. Elsewhere ``uniqueItems`` is reported
+(SchemaError when strict, dropped with a warning otherwise).
 """
 
 from __future__ import annotations
@@ -95,9 +101,12 @@ def unique_array_rule(
         raise Unsupported("uniqueItems with prefixItems cannot be expressed as a grammar", where)
     values = finite_values(conv, flat.get("items", True), pointer(path, "items"))
     if values is None:
+        if open_ended(conv, flat.get("items", True), pointer(path, "items")):
+            return _distinct(conv, flat, path, depth)
         raise Unsupported(
-            "uniqueItems cannot be expressed as a grammar unless the items are a small finite "
-            "set (enum, const, boolean, null, integers within a small minimum/maximum range)",
+            "uniqueItems is exact only when the items are a small finite set (enum, const, "
+            "boolean, null, integers within a small minimum/maximum range) or open-ended "
+            "(strings without maxLength, pattern or format; objects that take any further key)",
             where,
         )
     lo = kw_int(flat, "minItems", path, 0) or 0
@@ -111,6 +120,73 @@ def unique_array_rule(
     if lo > hi:
         return None
     return _UniqueArrays(conv, values, lo, hi, depth, path).rule()
+
+
+# Keywords that leave an open-ended string or object open-ended (the rest may bound it).
+_OPEN_STRING_KEYS = frozenset({"type", "minLength"})
+_OPEN_OBJECT_KEYS = frozenset(
+    {"type", "properties", "required", "minProperties", "additionalProperties", "dependentRequired"}
+)
+
+
+def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
+    """Every proper prefix of an item's JSON text can still be finished in infinitely many ways:
+    the item is a string without maxLength, pattern or format, or an object that accepts any
+    number of further keys, or a choice among those (numbers are not: "1" ends at the byte
+    after it; literals and closed objects are not)."""
+    flat = conv.flatten(schema, path, ())
+    if not isinstance(flat, dict):
+        return False
+    if set(flat) - _NOTES == {"anyOf"} and isinstance(flat["anyOf"], list) and flat["anyOf"]:
+        return all(
+            open_ended(conv, sub, pointer(path, "anyOf", i)) for i, sub in enumerate(flat["anyOf"])
+        )
+    types = type_set(flat)
+    if not types or not types <= {"string", "object"}:
+        return False
+    keys = set(flat) - _NOTES
+    if "string" in types and not keys <= _OPEN_STRING_KEYS | _OPEN_OBJECT_KEYS:
+        return False
+    if "string" in types and "maxLength" in keys:
+        return False
+    if "object" in types:
+        if not keys <= _OPEN_OBJECT_KEYS | _OPEN_STRING_KEYS:
+            return False
+        extra = flat.get("additionalProperties", conv.options.additional_properties is not False)
+        if extra is not True and extra != {}:
+            return False
+    return True
+
+
+def _distinct(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> str | None:
+    """The array rule with a ``#@ distinct-items`` directive: the items' grammar as for any
+    array; the matcher keeps them pairwise distinct."""
+    item = conv.value(flat.get("items", True), pointer(path, "items"), depth + 1)
+    lo = kw_int(flat, "minItems", path, 0) or 0
+    hi = kw_int(flat, "maxItems", path)
+    if hi is not None and hi < lo:
+        return None
+    if item is None:
+        return None if lo > 0 else wrap(conv.rules, conv.layout, NEVER, "[]", True, depth, "array")
+    sep = conv.layout.sep(conv.layout.depth(depth))
+    body = element_list(item, lo, hi, sep)
+    hint = (path.rsplit("/", 1)[-1] or "array") + "-distinct"
+    return wrap(conv.rules, conv.layout, body, "[]", lo == 0, depth, hint, distinct=True)
+
+
+def element_list(item: str, lo: int, hi: int | None, sep: str) -> str:
+    """``item`` repeated lo..hi times (at least once), separated by ``sep``."""
+    lo = max(lo, 1)
+    rest_lo, rest_hi = lo - 1, None if hi is None else hi - 1
+    if rest_hi == 0:
+        return item
+    if (rest_lo, rest_hi) == (0, None):
+        q = "*"
+    elif rest_hi is None:
+        q = f"{{{rest_lo},}}"
+    else:
+        q = f"{{{rest_lo}}}" if rest_lo == rest_hi else f"{{{rest_lo},{rest_hi}}}"
+    return f"{item} ({sep} {item}){q}"
 
 
 class _UniqueArrays:

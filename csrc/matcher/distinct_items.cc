@@ -1,0 +1,183 @@
+#include "matcher/distinct_items.h"
+
+#include <functional>
+#include <string_view>
+
+#include "matcher/json_canonical.h"
+
+namespace gbnf::detail {
+
+DistinctItems::Mark DistinctItems::GetMark() const {
+  Mark m;
+  m.undo = undo_.size();
+  m.text = text_.size();
+  m.items = items_.size();
+  m.canon = canon_.size();
+  m.frames = frames_.size();
+  m.mode = mode_;
+  m.literal_left = literal_left_;
+  m.scalar_is_item = scalar_is_item_;
+  m.scalar_start = scalar_start_;
+  m.top = top_;
+  m.opened = opened_;
+  return m;
+}
+
+void DistinctItems::UndoTo(const Mark& m) {
+  while (undo_.size() > m.undo) {
+    const Undo& u = undo_.back();
+    if (u.frame < frames_.size()) {
+      Frame& f = frames_[u.frame];
+      if (u.is_candidate) {
+        f.candidate = u.old_value != 0;
+      } else {
+        f.last_item = u.old_value;
+      }
+    }
+    undo_.pop_back();
+  }
+  text_.resize(m.text);
+  items_.resize(m.items);
+  canon_.resize(m.canon);
+  frames_.resize(m.frames);
+  mode_ = static_cast<Mode>(m.mode);
+  literal_left_ = m.literal_left;
+  scalar_is_item_ = m.scalar_is_item;
+  scalar_start_ = m.scalar_start;
+  top_ = m.top;
+  opened_ = m.opened;
+}
+
+void DistinctItems::Clear() { UndoTo(Mark{}); }
+
+void DistinctItems::SetCandidate(uint32_t frame, bool candidate) {
+  Frame& f = frames_[frame];
+  if (f.candidate == candidate) return;
+  undo_.push_back({frame, true, f.candidate ? 1u : 0u});
+  f.candidate = candidate;
+}
+
+bool DistinctItems::Active() const {
+  for (uint32_t f = top_; f != kNone; f = frames_[f].parent) {
+    if (frames_[f].candidate) return true;
+  }
+  return false;
+}
+
+void DistinctItems::BeginScalar(Mode mode, uint32_t offset) {
+  mode_ = mode;
+  scalar_start_ = offset;
+  scalar_is_item_ = IsItemPosition();
+}
+
+DistinctItems::Closed DistinctItems::Apply(uint8_t byte, uint64_t items_step,
+                                           bool assume_candidate) {
+  Closed closed;
+  opened_ = kNone;
+  const auto offset = static_cast<uint32_t>(text_.size());
+  text_.push_back(static_cast<char>(byte));
+  switch (mode_) {
+    case kString:
+      if (byte == '\\') {
+        mode_ = kEscape;
+      } else if (byte == '"') {
+        mode_ = kOutside;
+        if (scalar_is_item_) CloseItem(top_, scalar_start_, offset + 1, &closed);
+      }
+      return closed;
+    case kEscape:
+      mode_ = kString;
+      return closed;
+    case kLiteral:
+      if (literal_left_ > 0) --literal_left_;
+      if (literal_left_ == 0) {
+        mode_ = kOutside;
+        if (scalar_is_item_) CloseItem(top_, scalar_start_, offset + 1, &closed);
+      }
+      return closed;
+    case kNumber: {
+      const bool number_byte = (byte >= '0' && byte <= '9') || byte == '.' || byte == 'e' ||
+                               byte == 'E' || byte == '+' || byte == '-';
+      if (number_byte) return closed;
+      mode_ = kOutside;  // the byte after a number finishes it
+      if (scalar_is_item_) CloseItem(top_, scalar_start_, offset, &closed);
+      break;
+    }
+    case kOutside:
+      break;
+  }
+  Outside(byte, offset, items_step, assume_candidate, &closed);
+  return closed;
+}
+
+void DistinctItems::Outside(uint8_t byte, uint32_t offset, uint64_t items_step,
+                            bool assume_candidate, Closed* closed) {
+  switch (byte) {
+    case '"':
+      BeginScalar(kString, offset);
+      return;
+    case 't':
+    case 'n':
+      BeginScalar(kLiteral, offset);
+      literal_left_ = 3;
+      return;
+    case 'f':
+      BeginScalar(kLiteral, offset);
+      literal_left_ = 4;
+      return;
+    case '[':
+    case '{': {
+      Frame f;
+      f.open_step = items_step;
+      f.open_offset = offset;
+      f.parent = top_;
+      f.is_array = byte == '[';
+      f.candidate = f.is_array && assume_candidate;
+      top_ = static_cast<uint32_t>(frames_.size());
+      frames_.push_back(f);
+      if (f.is_array) opened_ = top_;
+      return;
+    }
+    case ']':
+    case '}': {
+      if (top_ == kNone) return;
+      const uint32_t done = top_;
+      top_ = frames_[done].parent;
+      if (IsItemPosition()) CloseItem(top_, frames_[done].open_offset, offset + 1, closed);
+      return;
+    }
+    default:
+      if ((byte >= '0' && byte <= '9') || byte == '-') BeginScalar(kNumber, offset);
+      return;
+  }
+}
+
+void DistinctItems::CloseItem(uint32_t frame, uint32_t begin, uint32_t end, Closed* closed) {
+  Frame& f = frames_[frame];
+  if (!f.candidate) return;
+  scratch_.clear();
+  AppendCanonicalJson(std::string_view(text_).substr(begin, end - begin), &scratch_);
+  const uint64_t hash = std::hash<std::string_view>()(scratch_);
+  for (uint32_t k = f.last_item; k != kNone; k = items_[k].previous) {
+    const ItemRecord& r = items_[k];
+    if (r.hash == hash && std::string_view(canon_).substr(r.canon_begin, r.canon_size) == scratch_) {
+      if (closed->count < 2) {
+        closed->steps[closed->count] = f.open_step;
+        closed->frames[closed->count] = frame;
+        ++closed->count;
+      }
+      return;
+    }
+  }
+  ItemRecord r;
+  r.hash = hash;
+  r.canon_begin = static_cast<uint32_t>(canon_.size());
+  r.canon_size = static_cast<uint32_t>(scratch_.size());
+  r.previous = f.last_item;
+  canon_.append(scratch_);
+  undo_.push_back({frame, false, f.last_item});
+  f.last_item = static_cast<uint32_t>(items_.size());
+  items_.push_back(r);
+}
+
+}  // namespace gbnf::detail

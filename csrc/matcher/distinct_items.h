@@ -1,0 +1,99 @@
+// The runtime half of "#@ distinct-items RULE" (JSON Schema uniqueItems over items no grammar
+// can keep apart, such as free strings): pairwise distinct items are not context-free, so the
+// grammar only says which rules are such arrays, and the matcher refuses the byte that closes
+// an item equal to an earlier item of the same array.
+//
+// This class scans the accepted text as JSON structure (it never decides what is valid; the
+// grammar does) and keeps, per open array that the parse marked as a candidate, the canonical
+// forms of its finished items (json_canonical.h). An array is known by the step of the parser
+// items it was predicted in, the `step` of its rule's stack node, so the recognizer can drop
+// exactly the parses inside that array (Recognizer::SetBlocked). Every change is undoable to a
+// Mark (the matcher's rollback history and the mask filter's trial runs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gbnf::detail {
+
+class DistinctItems {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // Arrays whose item the last byte closed as a duplicate (at most two: a number item closed by
+  // the "]" that closes its array, and that array as an item of its parent).
+  struct Closed {
+    uint64_t steps[2] = {0, 0};
+    uint32_t frames[2] = {kNone, kNone};
+    int count = 0;
+  };
+
+  struct Mark {
+    size_t undo = 0, text = 0, items = 0, canon = 0, frames = 0;
+    uint8_t mode = 0, literal_left = 0;
+    bool scalar_is_item = false;
+    uint32_t scalar_start = 0, top = kNone, opened = kNone;
+  };
+
+  Mark GetMark() const;
+  void UndoTo(const Mark& mark);
+  void Clear();
+
+  // Scans `byte`. `items_step`: the step of the parser items before the byte (an array opened
+  // by it is known by that step). `assume_candidate`: arrays opened now count as candidates
+  // (the mask filter's trial runs, where no parse tells).
+  Closed Apply(uint8_t byte, uint64_t items_step, bool assume_candidate);
+  // The array the last Apply opened, or kNone; SetCandidate marks it (after the parse step).
+  uint32_t opened() const { return opened_; }
+  void SetCandidate(uint32_t frame, bool candidate);
+
+  // Some open array is a candidate: a token may close a duplicate item.
+  bool Active() const;
+  // Inside a string: only a token holding '"' can close an item.
+  bool InString() const { return mode_ == kString || mode_ == kEscape; }
+
+ private:
+  enum Mode : uint8_t { kOutside, kString, kEscape, kNumber, kLiteral };
+  struct Frame {
+    uint64_t open_step = 0;
+    uint32_t open_offset = 0;
+    uint32_t parent = kNone;
+    uint32_t last_item = kNone;  // newest entry of items_ in this array (a chain)
+    bool is_array = false;
+    bool candidate = false;
+  };
+  struct ItemRecord {
+    uint64_t hash = 0;
+    uint32_t canon_begin = 0, canon_size = 0;
+    uint32_t previous = kNone;  // the array's item before this one
+  };
+  struct Undo {
+    uint32_t frame = 0;
+    bool is_candidate = false;  // else last_item
+    uint32_t old_value = 0;
+  };
+
+  void Outside(uint8_t byte, uint32_t offset, uint64_t items_step, bool assume_candidate,
+               Closed* closed);
+  void BeginScalar(Mode mode, uint32_t offset);
+  // The item text[begin, end) of array `frame` is finished: records it, or reports a duplicate.
+  void CloseItem(uint32_t frame, uint32_t begin, uint32_t end, Closed* closed);
+  bool IsItemPosition() const { return top_ != kNone && frames_[top_].is_array; }
+
+  std::string text_;
+  std::vector<Frame> frames_;  // every container opened (popped ones stay, for undo)
+  std::vector<ItemRecord> items_;
+  std::string canon_;  // the items' canonical forms, back to back
+  std::vector<Undo> undo_;
+  std::string scratch_;
+  Mode mode_ = kOutside;
+  uint8_t literal_left_ = 0;
+  bool scalar_is_item_ = false;
+  uint32_t scalar_start_ = 0;
+  uint32_t top_ = kNone;
+  uint32_t opened_ = kNone;
+};
+
+}  // namespace gbnf::detail

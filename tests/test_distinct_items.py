@@ -1,0 +1,263 @@
+"""Arrays with pairwise distinct items (``#@ distinct-items``, JSON Schema ``uniqueItems`` over
+open-ended items): the byte-level language against ``jsonschema``'s uniqueItems, the masks
+against brute force, history (rollback, fork, reset), the directive's errors and the schema
+converter's choice of items."""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gbnf_sampler as gs
+from assets import require, vocab_gguf
+from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
+from mask_helpers import assert_masks_exact, brute_force, mask_of
+
+# A distinct array of any JSON values (nested arrays are plain ones).
+ANY_ITEMS = r"""
+root ::= items
+items ::= "[" ws "]" | "[" ws value (ws "," ws value)* ws "]"
+value ::= object | array | string | number | "true" | "false" | "null"
+object ::= "{" ws "}" | "{" ws string ws ":" ws value (ws "," ws string ws ":" ws value)* ws "}"
+array ::= "[" ws "]" | "[" ws value (ws "," ws value)* ws "]"
+string ::= "\"" ( [a-zA-Z] | "\\" ["\\/bfnrt] | "\\u" [0-9a-fA-F]{4} )* "\""
+number ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [+-]? [0-9]+)?
+ws ::= [ ]?
+#@ distinct-items items
+"""
+
+UNIQUE = jsonschema.Draft202012Validator({"uniqueItems": True})
+
+
+def accepts(grammar: gs.Grammar, text: str) -> bool:
+    m = gs.Matcher(grammar)
+    return bool(m.accept_bytes(text.encode())) and bool(m.can_terminate())
+
+
+def distinct(text: str) -> bool:
+    return UNIQUE.is_valid(json.loads(text))
+
+
+# Values with several spellings each: numbers (1, 1.0, 1e0, 10e-1), escapes, key orders,
+# repeated keys, nested containers.
+SPELLINGS = [
+    ["1", "1.0", "1e0", "10e-1", "1.00"],
+    ["0", "-0", "0.0", "-0.0", "0e5"],
+    ["2", "2.5", "25e-1"],
+    ['"a"', '"\\u0061"', '"\\u0041"', '"A"'],
+    ['"ab"', '"a\\u0062"', '"b"'],
+    ['"\\ud83d\\ude00"', '"\\uD83D\\uDE00"', '"\\ud83d"'],
+    ["true", "false", "null"],
+    ['{"a":1,"b":2}', '{"b":2,"a":1}', '{"a":1.0,"b":2}', '{"a":1,"a":2,"b":2}', '{"a":2,"b":2}'],
+    ["[1,2]", "[2,1]", "[1.0,2]", "[]", "[[]]"],
+    ["1e400", "2e400", "-1e400", "1e-400", "0.1", "0.10000000000000001"],
+    ["10000000000000000000000", "1e22", "100000000000000000000001", "1e23"],
+]
+ATOMS = [s for group in SPELLINGS for s in group]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(ATOMS), max_size=5), st.sampled_from(["", " "]))
+def test_byte_language_is_distinct_items(items: list[str], gap: str) -> None:
+    grammar = gs.Grammar.from_gbnf(ANY_ITEMS)
+    text = "[" + ("," + gap).join(items) + "]"
+    assert accepts(grammar, text) == distinct(text), text
+
+
+def test_refused_at_the_byte_that_closes_the_duplicate() -> None:
+    grammar = gs.Grammar.from_gbnf(ANY_ITEMS)
+    # (text, where the duplicate closes, a continuation that makes the item new instead)
+    for text, cut, other in [
+        ('["a","\\u0061"]', len('["a","\\u0061'), 'b"]'),  # a string: its closing quote
+        ("[true,true]", len("[true,tru"), None),  # a literal: its last letter
+        ('[{"a":1},{"a":1.0}]', len('[{"a":1},{"a":1.0'), ',"b":2}]'),  # an object: its brace
+        ("[1,1.0]", len("[1,1.0"), "1]"),  # a number: the byte after it
+        ("[1,1.0 ]", len("[1,1.0"), "5 ]"),
+    ]:
+        m = gs.Matcher(grammar)
+        assert m.accept_bytes(text[:cut].encode()), text
+        assert not m.accept_bytes(text[cut:].encode()), text
+        assert not m.accept_bytes(text[cut].encode()), text
+        if other is not None:  # the refusals left the state as it was
+            assert m.accept_bytes(other.encode()) and m.can_terminate(), text
+
+
+def test_rollback_fork_and_reset_keep_the_items() -> None:
+    grammar = gs.Grammar.from_gbnf(ANY_ITEMS)
+    m = gs.Matcher(grammar)
+    assert m.accept_bytes(b'["a",')
+    assert m.accept_bytes(b'"b",')
+    assert not m.fork().accept_bytes(b'"a"')
+    assert not m.fork().accept_bytes(b'"b"')
+    m.rollback(1)  # the "b" item is forgotten
+    assert m.fork().accept_bytes(b'"b"]')
+    assert not m.fork().accept_bytes(b'"a"')
+    other = m.fork()
+    assert other.accept_bytes(b'"c"]')
+    assert m.accept_bytes(b'"c",')  # the fork's items are its own
+    assert not m.fork().accept_bytes(b'"c"')
+    m.reset()
+    assert m.accept_bytes(b'["c","a","b"]')
+    assert m.can_terminate()
+
+
+def test_nested_distinct_arrays_are_kept_apart() -> None:
+    grammar = gs.Grammar.from_gbnf(
+        r"""
+root ::= outer
+outer ::= "[" inner ("," inner)* "]"
+inner ::= "[" "]" | "[" str ("," str)* "]"
+str ::= "\"" [a-c]* "\""
+#@ distinct-items outer inner
+"""
+    )
+    for text in ['[["a"],["b"]]', '[["a","b"],["b","a"]]', '[["a"],["a","b"]]', '[[],[""]]']:
+        assert accepts(grammar, text), text
+    for text in ['[["a","a"]]', '[["a"],["a"]]', '[["a","b"],["b"],["a","b"]]']:
+        assert not accepts(grammar, text), text
+
+
+def _walk(grammar: gs.Grammar, vocab: gs.Vocab, seed: int, steps: int) -> None:
+    compiled = gs.compile(grammar, vocab)
+    m = gs.Matcher(compiled)
+    rng = random.Random(seed)
+    for _ in range(steps):
+        allowed = assert_masks_exact(m, vocab.size)
+        assert allowed, "no token allowed: a dead end"
+        normal = [t for t in allowed if not vocab.is_eos(t)]
+        if not normal:
+            break
+        assert m.accept_token(rng.choice(normal))
+
+
+def _toy_vocab() -> gs.Vocab:
+    pieces = [
+        *'[]{},:"abc 01.e-',
+        '"a"',
+        '"a',
+        'a"',
+        '",',
+        '"]',
+        '","',
+        '"a","a"',
+        '"a"]',
+        '"},{"',
+        '{"a":',
+        "1,",
+        "1]",
+        ".0",
+        "true",
+        "tru",
+        "e,",
+        "e]",
+        "null",
+        "\\u0061",
+        "\\",
+        "u0061",
+        '["a"',
+        "[[",
+        "]]",
+        "],[",
+    ]
+    tokens = [p.encode() for p in dict.fromkeys(pieces)] + [b"</s>"]
+    return gs.Vocab(tokens, eos_ids=[len(tokens) - 1])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_masks_equal_brute_force_on_a_toy_vocabulary(seed: int) -> None:
+    _walk(gs.Grammar.from_gbnf(ANY_ITEMS), _toy_vocab(), seed, 40)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_masks_of_a_schema_never_reach_a_dead_end(seed: int) -> None:
+    schema = {
+        "type": "array",
+        "items": {"anyOf": [{"type": "string"}, {"type": "object"}]},
+        "uniqueItems": True,
+        "maxItems": 6,
+    }
+    grammar = gs.Grammar.from_gbnf(schema_to_gbnf(schema, whitespace="compact"))
+    _walk(grammar, _toy_vocab(), seed, 60)
+
+
+def test_masks_on_llama3_refuse_the_duplicate_closers() -> None:
+    vocab = gs.Vocab.from_gguf(require(lambda: vocab_gguf("llama-bpe")))
+    schema = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+    m = gs.Matcher(gs.compile(gs.Grammar.from_gbnf(schema_to_gbnf(schema)), vocab))
+    # Llama-3 spells '."', '.",' and the like as one token: after "a" they close a copy of "a.".
+    closers = {t for t in range(vocab.size) if vocab.token_bytes(t).startswith(b'."')}
+    assert len(closers) > 5
+    assert m.accept_bytes(b'["a.", "b", "a')
+    allowed = set(mask_of(m, vocab.size))
+    assert allowed == set(brute_force(m, vocab.size))
+    assert not allowed & closers
+    assert any(vocab.token_bytes(t) == b"." for t in allowed)  # "a." may still grow
+    other = gs.Matcher(gs.compile(gs.Grammar.from_gbnf(schema_to_gbnf(schema)), vocab))
+    assert other.accept_bytes(b'["a.", "b", "c')
+    assert len(closers & set(mask_of(other, vocab.size))) > 5  # a new item: the same tokens pass
+
+
+def test_directive_errors_and_printing() -> None:
+    with pytest.raises(gs.GrammarError) as info:
+        gs.Grammar.from_gbnf('root ::= "[" "]"\n#@ distinct-items rooot\n')
+    err = info.value
+    assert (err.code, err.line, err.column) == ("undefined_rule", 2, 19)
+    g = gs.Grammar.from_gbnf('root ::= "[" "]"\n#@ unique root\n')
+    assert [w.code for w in g.warnings] == ["unknown_directive"]
+    marked = gs.Grammar.from_gbnf('root ::= "[" "]"\n#@ distinct-items root\n')
+    assert "#@ distinct-items root" in marked.to_gbnf()
+    assert gs.Grammar.from_gbnf(marked.to_gbnf()) == marked
+    assert marked != gs.Grammar.from_gbnf('root ::= "[" "]"\n')
+    # A "#@" that does not start a line is an ordinary comment.
+    assert gs.Grammar.from_gbnf('root ::= "x" # #@ nothing\n').warnings == []
+
+
+OPEN = [
+    {"type": "string"},
+    {"type": "string", "minLength": 2},
+    {"type": "object"},
+    {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+    {"type": ["string", "object"]},
+    {"anyOf": [{"type": "string"}, {"type": "object", "minProperties": 1}]},
+]
+NOT_OPEN = [
+    {"type": "string", "maxLength": 3},
+    {"type": "string", "pattern": "^a+$"},
+    {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "string"}}},
+    {"type": "object", "maxProperties": 2},
+    {"type": "integer"},
+    {"type": "array"},
+    {},
+]
+
+
+@pytest.mark.parametrize("items", OPEN)
+def test_open_ended_items_compile_exactly(items: Any) -> None:
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        text = schema_to_gbnf(schema, strict=True, property_order="any")  # keys in any order
+    assert "#@ distinct-items" in text
+    grammar = gs.Grammar.from_gbnf(text)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(3)
+    pool = ['"x"', '"xy"', '"\\u0078"', '{"a":1}', '{"a":1.0}', '{"a":"x","b":2}']
+    pool += ['{"b":2,"a":"x"}', '{"a":"\\u0078","b":2.0}', "{}", '"ab"']
+    for _ in range(200):
+        doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
+        assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
+
+
+@pytest.mark.parametrize("items", NOT_OPEN)
+def test_other_items_are_still_reported(items: Any) -> None:
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf(schema, strict=True)
+    assert info.value.path == "/uniqueItems"
