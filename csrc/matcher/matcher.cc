@@ -357,6 +357,9 @@ bool MatcherAccess::terminated(const Matcher& m) { return m.impl().terminated_; 
 DistinctItems* MatcherAccess::distinct_items(Matcher& m) {
   return m.impl().distinct_ ? &*m.impl().distinct_ : nullptr;
 }
+const DistinctItems* MatcherAccess::distinct_items(const Matcher& m) {
+  return m.impl().distinct_ ? &*m.impl().distinct_ : nullptr;
+}
 
 }  // namespace detail
 

@@ -15,6 +15,7 @@ class MatcherAccess {
   static bool terminated(const Matcher& m);
   // The distinct-items scan of the text (null when the grammar has no such rule).
   static DistinctItems* distinct_items(Matcher& m);
+  static const DistinctItems* distinct_items(const Matcher& m);
 };
 
 }  // namespace gbnf::detail

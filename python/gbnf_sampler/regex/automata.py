@@ -332,6 +332,32 @@ def _live(dfa: Dfa) -> set[int]:
     return live
 
 
+def never_ends(dfa: Dfa) -> bool:
+    """Every state on the way to a match (reachable, and able to reach an accepting state) can
+    still be continued in infinitely many ways: it reaches a cycle of such states. A prefix of a
+    match then has infinitely many completions (JSON Schema uniqueItems relies on it)."""
+    live = _live(dfa)
+    if 0 not in live:
+        return True
+    reachable = {0}
+    todo = [0]
+    while todo:
+        for t in dfa.trans[todo.pop()]:
+            if t in live and t not in reachable:
+                reachable.add(t)
+                todo.append(t)
+    # Peel states with no successor left: what remains has an infinite path.
+    infinite = set(reachable)
+    changed = True
+    while changed:
+        changed = False
+        for s in list(infinite):
+            if not any(t in infinite for t in dfa.trans[s]):
+                infinite.discard(s)
+                changed = True
+    return infinite == reachable
+
+
 def to_rules(
     dfa: Dfa,
     chars: Callable[[Ranges], str],

@@ -22,10 +22,11 @@ from math import comb
 from typing import Any
 
 from ..limits import MAX_UNIQUE_DOMAIN, MAX_UNIQUE_STATES
+from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import NEVER, wrap
 from .refs import type_set, value_key
-from .scalars import Unsupported, kw_int, pointer
+from .scalars import Unsupported, kw_int, pointer, regex_node
 
 
 def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] | None:
@@ -123,7 +124,7 @@ def unique_array_rule(
 
 
 # Keywords that leave an open-ended string or object open-ended (the rest may bound it).
-_OPEN_STRING_KEYS = frozenset({"type", "minLength"})
+_OPEN_STRING_KEYS = frozenset({"type", "minLength", "pattern"})
 _OPEN_OBJECT_KEYS = frozenset(
     {"type", "properties", "required", "minProperties", "additionalProperties", "dependentRequired"}
 )
@@ -131,8 +132,9 @@ _OPEN_OBJECT_KEYS = frozenset(
 
 def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     """Every proper prefix of an item's JSON text can still be finished in infinitely many ways:
-    the item is a string without maxLength, pattern or format, or an object that accepts any
-    number of further keys, or a choice among those (numbers are not: "1" ends at the byte
+    the item is a string without maxLength or format (a pattern only when its automaton never
+    ends, :func:`automata.never_ends`), or an object that accepts any number of further keys,
+    or a choice among those (numbers are not: "1" ends at the byte
     after it; literals and closed objects are not)."""
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
@@ -149,6 +151,8 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
         return False
     if "string" in types and "maxLength" in keys:
         return False
+    if "string" in types and "pattern" in flat and not _pattern_never_ends(flat["pattern"], path):
+        return False
     if "object" in types:
         if not keys <= _OPEN_OBJECT_KEYS | _OPEN_STRING_KEYS:
             return False
@@ -156,6 +160,19 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
         if extra is not True and extra != {}:
             return False
     return True
+
+
+def _pattern_never_ends(pattern: Any, path: str) -> bool:
+    """Every prefix of a string matching ``pattern`` can be finished in infinitely many ways."""
+    try:
+        node = regex_node(pattern, pointer(path, "pattern"), search=True)
+        if isinstance(node, tree.Lang):
+            dfa = automata.language_dfa(node)
+        else:
+            dfa = automata.from_regex(tree.without(node, tree.SURROGATES))
+    except (Unsupported, automata.TooLarge):
+        return False
+    return automata.never_ends(dfa)
 
 
 def _distinct(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> str | None:
