@@ -19,8 +19,6 @@ struct TokenMatcher::Scratch {
   detail::PrefixWalker walker;
   std::vector<uint32_t> candidates;  // bitset over trie positions
   std::vector<StateId> states;       // states already merged this step
-  std::vector<TokenId> quote_tokens;  // tokens holding '"' (built on first need)
-  bool quote_tokens_built = false;
 };
 
 using detail::MatcherAccess;
@@ -151,6 +149,9 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
     const auto bit = static_cast<uint32_t>(id);
     if (!detail::TestBit(words, bit) || vocab.IsEos(id) || vocab.IsSpecial(id)) return;
     const std::string_view bytes = vocab.Token(id);
+    // An item ends with a quote, a bracket, the last letter of true/false/null, or the byte
+    // after a number (a comma, a bracket or whitespace).
+    if (bytes.find_first_of("\"}]el, \t\n\r") == std::string_view::npos) return;
     bool closes_duplicate = false;
     for (char c : bytes) {
       if (distinct->Apply(static_cast<uint8_t>(c), 0, true).count > 0) {
@@ -169,17 +170,12 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
     }
     if (!accepted) detail::ClearBit(words, bit);
   };
-  if (distinct->InString()) {
-    Scratch& s = *scratch_;
-    if (!s.quote_tokens_built) {
-      for (size_t id = 0; id < vocab.size(); ++id) {
-        if (vocab.Token(static_cast<TokenId>(id)).find('"') != std::string_view::npos) {
-          s.quote_tokens.push_back(static_cast<TokenId>(id));
-        }
-      }
-      s.quote_tokens_built = true;
-    }
-    for (TokenId id : s.quote_tokens) check(id);
+  if (!distinct->AtItemLevel()) {
+    for (TokenId id : vocab.BracketTokens()) check(id);
+    return;
+  }
+  if (distinct->InString()) {  // only a quote can end the string item
+    for (TokenId id : vocab.QuoteTokens()) check(id);
     return;
   }
   const size_t words_used = detail::WordsFor(vocab.size());

@@ -53,6 +53,12 @@ class DistinctItems {
   bool Active() const;
   // Inside a string: only a token holding '"' can close an item.
   bool InString() const { return mode_ == kString || mode_ == kEscape; }
+  // The scan is at the level of a candidate array's items (between them, or inside a scalar
+  // item). Elsewhere the text is inside an item that a container closes: only a token holding
+  // '}' or ']' can close one.
+  bool AtItemLevel() const {
+    return top_ != kNone && frames_[top_].candidate && (mode_ == kOutside || scalar_is_item_);
+  }
 
  private:
   enum Mode : uint8_t { kOutside, kString, kEscape, kNumber, kLiteral };

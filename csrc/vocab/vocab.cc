@@ -109,4 +109,23 @@ const TokenTrie& Vocab::trie() const {
   return *trie_;
 }
 
+void Vocab::FindTokensHolding(std::string_view bytes, std::vector<TokenId>* out) const {
+  for (size_t id = 0; id < size(); ++id) {
+    const auto t = static_cast<TokenId>(id);
+    if (!IsEos(t) && !IsSpecial(t) && Token(t).find_first_of(bytes) != std::string_view::npos) {
+      out->push_back(t);
+    }
+  }
+}
+
+const std::vector<TokenId>& Vocab::QuoteTokens() const {
+  std::call_once(quote_once_, [this] { FindTokensHolding("\"", &quote_tokens_); });
+  return quote_tokens_;
+}
+
+const std::vector<TokenId>& Vocab::BracketTokens() const {
+  std::call_once(bracket_once_, [this] { FindTokensHolding("}]", &bracket_tokens_); });
+  return bracket_tokens_;
+}
+
 }  // namespace gbnf

@@ -61,6 +61,11 @@ class Vocab {
 
   // The token trie over this vocabulary's normal tokens, built on the first call.
   const TokenTrie& trie() const;
+  // The normal tokens whose bytes hold a '"' (the only ones that can end a JSON string), and
+  // those that hold a '}' or ']' (the only ones that can end a JSON container), in id order,
+  // found on the first call.
+  const std::vector<TokenId>& QuoteTokens() const;
+  const std::vector<TokenId>& BracketTokens() const;
 
   ~Vocab();
   Vocab(const Vocab&) = delete;
@@ -83,6 +88,9 @@ class Vocab {
   uint64_t fingerprint_ = 0;
   mutable std::once_flag trie_once_;
   mutable std::unique_ptr<TokenTrie> trie_;
+  mutable std::once_flag quote_once_, bracket_once_;
+  mutable std::vector<TokenId> quote_tokens_, bracket_tokens_;
+  void FindTokensHolding(std::string_view bytes, std::vector<TokenId>* out) const;
 };
 
 // llama.cpp's vocabulary API (llama.h), as function pointers: lets the core read a model's
