@@ -265,3 +265,33 @@ def test_other_items_are_still_reported(items: Any) -> None:
     with pytest.raises(gs.SchemaError) as info:
         schema_to_gbnf(schema, strict=True)
     assert info.value.path == "/uniqueItems"
+
+
+def test_text_around_the_array_need_not_be_json() -> None:
+    # A quote or a brace before the array (a tool call's wrapper, free text) must not shift the
+    # scan: it starts at the "[" the parse holds in a marked rule.
+    grammar = gs.Grammar.from_gbnf(
+        r"""
+root ::= [a-z"{ \[]* "=" items [a-z"}\]]*
+items ::= "[" "]" | "[" str ("," str)* "]"
+str ::= "\"" [a-z]* "\""
+#@ distinct-items items
+"""
+    )
+    assert accepts(grammar, 'ab"c{ [=["a","b"]x"}')
+    assert not accepts(grammar, 'ab"c{ [=["a","a"]')
+    assert accepts(grammar, '["a""a"=["a"]"]')  # the first array is text, not the marked rule
+
+
+def test_embedding_a_grammar_keeps_its_directive() -> None:
+    from gbnf_sampler.structural.rules import RuleSet
+
+    schema = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+    inner = gs.Grammar.from_gbnf(schema_to_gbnf(schema))
+    assert len(inner.distinct_items) == 1
+    rules = RuleSet()
+    body = rules.embed(inner, "args")
+    outer = rules.grammar(rules.add("call", f'"<call>" {body} "</call>"'))
+    assert len(outer.distinct_items) == 1
+    assert accepts(outer, '<call>["a", "b"]</call>')
+    assert not accepts(outer, '<call>["a", "a"]</call>')

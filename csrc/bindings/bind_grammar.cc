@@ -26,6 +26,15 @@ void BindGrammar(py::module_& m) {
       .def("source_layout", &SourceLayoutOf)
       .def("source", [](const Grammar& g) { return py::bytes(g.source()); })
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })
+      .def("distinct_item_rules",
+           [](const Grammar& g) {
+             py::list names;
+             const std::vector<uint8_t>& marked = g.DistinctItemRules();
+             for (size_t r = 0; r < marked.size(); ++r) {
+               if (marked[r] != 0) names.append(g.rule(static_cast<RuleId>(r)).name);
+             }
+             return names;
+           })
       // Immutable: printing and comparing run without the GIL (milliseconds on large grammars).
       .def("to_gbnf", &PrintGrammar, py::call_guard<py::gil_scoped_release>())
       .def("same_as", &Grammar::SameAs, py::call_guard<py::gil_scoped_release>())

@@ -50,6 +50,18 @@ void DistinctItems::UndoTo(const Mark& m) {
 
 void DistinctItems::Clear() { UndoTo(Mark{}); }
 
+void DistinctItems::DecideOpened(bool candidate) {
+  if (opened_ == kNone) return;
+  const bool outermost = frames_[opened_].parent == kNone;
+  if (candidate || !outermost || opened_ + 1 != frames_.size() || top_ != opened_) {
+    SetCandidate(opened_, candidate);
+    return;
+  }
+  top_ = kNone;  // not a marked array: asleep again
+  frames_.pop_back();
+  opened_ = kNone;
+}
+
 void DistinctItems::SetCandidate(uint32_t frame, bool candidate) {
   Frame& f = frames_[frame];
   if (f.candidate == candidate) return;
@@ -76,6 +88,12 @@ DistinctItems::Closed DistinctItems::Apply(uint8_t byte, uint64_t items_step,
   opened_ = kNone;
   const auto offset = static_cast<uint32_t>(text_.size());
   text_.push_back(static_cast<char>(byte));
+  if (top_ == kNone) {
+    // Outside every array the parse marked, the text need not be JSON (a tool call's wrapper,
+    // free text): only a "[" matters, and the parse says whether it opens a marked array.
+    if (byte == '[') Outside(byte, offset, items_step, assume_candidate, &closed);
+    return closed;
+  }
   switch (mode_) {
     case kString:
       if (byte == '\\') {

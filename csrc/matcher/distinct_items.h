@@ -3,8 +3,9 @@
 // grammar only says which rules are such arrays, and the matcher refuses the byte that closes
 // an item equal to an earlier item of the same array.
 //
-// This class scans the accepted text as JSON structure (it never decides what is valid; the
-// grammar does) and keeps, per open array that the parse marked as a candidate, the canonical
+// This class scans the accepted text as JSON structure from the "[" of a marked array to its
+// "]" (it never decides what is valid; the grammar does; outside such arrays it only watches
+// for "[") and keeps, per open array that the parse marked as a candidate, the canonical
 // forms of its finished items (json_canonical.h). An array is known by the step of the parser
 // items it was predicted in, the `step` of its rule's stack node, so the recognizer can drop
 // exactly the parses inside that array (Recognizer::SetBlocked). Every change is undoable to a
@@ -45,8 +46,10 @@ class DistinctItems {
   // by it is known by that step). `assume_candidate`: arrays opened now count as candidates
   // (the mask filter's trial runs, where no parse tells).
   Closed Apply(uint8_t byte, uint64_t items_step, bool assume_candidate);
-  // The array the last Apply opened, or kNone; SetCandidate marks it (after the parse step).
-  uint32_t opened() const { return opened_; }
+  // After the parse step of a byte that opened an array: whether some parse holds it in a
+  // marked rule. An outermost array that is not one is forgotten (the scan sleeps again).
+  void DecideOpened(bool candidate);
+  // Marks `frame` (a Closed::frames entry) as holding no distinct parse any more.
   void SetCandidate(uint32_t frame, bool candidate);
 
   // Some open array is a candidate: a token may close a duplicate item.

@@ -253,8 +253,7 @@ bool Matcher::Impl::StepByte(uint8_t byte) {
   items_step_ = recognizer_.step();
   // Another parse took the byte: the arrays whose duplicate it closed hold no distinct parse now.
   for (int i = 0; i < closed.count; ++i) distinct_->SetCandidate(closed.frames[i], false);
-  const uint32_t opened = distinct_->opened();
-  if (opened != DistinctItems::kNone) distinct_->SetCandidate(opened, HasDistinctNodeAt(before));
+  if (byte == '[') distinct_->DecideOpened(HasDistinctNodeAt(before));
   return true;
 }
 

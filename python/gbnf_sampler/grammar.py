@@ -307,6 +307,12 @@ class Grammar:
     def warnings(self) -> list[Diagnostic]:
         return [_diagnostic(d) for d in self._core.warnings()]
 
+    @property
+    def distinct_items(self) -> list[str]:
+        """The rules a ``#@ distinct-items`` directive names: JSON arrays whose items the
+        matcher keeps pairwise distinct (see the README's Grammars section)."""
+        return list(self._core.distinct_item_rules())
+
     def to_gbnf(self) -> str:
         """Canonical GBNF text; parsing it with the same root gives an equal grammar."""
         return str(self._core.to_gbnf())

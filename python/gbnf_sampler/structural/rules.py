@@ -77,6 +77,7 @@ class RuleSet:
         self._rules: dict[str, str] = {}
         self._reserved: set[str] = {"root"}
         self._embedded: dict[str, str] = {}
+        self._distinct: list[str] = []  # "#@ distinct-items" rules, under their new names
 
     def reserve(self, hint: str) -> str:
         """A rule name not used yet, made from ``hint`` (letters, digits and '-')."""
@@ -111,6 +112,7 @@ class RuleSet:
                 self.define(names[name], _print(node, names))
         except RecursionError:
             raise ValueError(f"grammar {hint!r} is too deeply nested to embed") from None
+        self._distinct += [names[name] for name in grammar.distinct_items]
         self._embedded[key] = names[grammar.root]
         return names[grammar.root]
 
@@ -118,6 +120,7 @@ class RuleSet:
         """The GBNF text: ``root ::= <root>`` first, then every rule."""
         lines = [f"root ::= {root}"]
         lines += [f"{name} ::= {body}" for name, body in self._rules.items()]
+        lines += [f"#@ distinct-items {name}" for name in self._distinct]
         return "\n".join(lines) + "\n"
 
     def grammar(self, root: str) -> Grammar:
