@@ -36,7 +36,9 @@ others (``overlap``); when neither works it is a SchemaError (strict) or compile
 ``anyOf`` with a warning. ``not``, ``if``/``then``/``else`` and dependencies are exact where the
 schema they negate can be negated (``logic``). ``uniqueItems`` is exact when the items
 are a small finite set (enum, const, boolean, null, integers within bounds of at most
-:data:`~gbnf_sampler.limits.MAX_UNIQUE_DOMAIN` values: ``unique``). Not expressible
+:data:`~gbnf_sampler.limits.MAX_UNIQUE_DOMAIN` values: ``unique``), or open-ended (free
+strings, patterns that never end, objects that take any further key: a ``#@ distinct-items``
+directive that our matcher enforces and other GBNF engines read as a comment). Not expressible
 (SchemaError when strict): ``contains``, ``uniqueItems`` on other items, unevaluatedItems,
 $dynamicRef/$recursiveRef, negations of other schemas, ``$ref`` to documents not given in
 ``documents``.
