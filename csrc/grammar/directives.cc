@@ -1,6 +1,7 @@
 #include "grammar/directives.h"
 
 #include <string>
+#include <unordered_map>
 
 namespace gbnf::detail {
 namespace {
@@ -16,6 +17,7 @@ std::vector<uint8_t> ReadDistinctItems(const Grammar& grammar, std::string_view 
                                        const SourceMap& map, std::vector<Diagnostic>* errors,
                                        std::vector<Diagnostic>* warnings) {
   std::vector<uint8_t> out;
+  std::unordered_map<std::string_view, RuleId> ids;  // filled at the first name
   // Directives start a line; a "#@" elsewhere is an ordinary comment (or inside a literal).
   for (size_t at = text.find("#@"); at != std::string_view::npos; at = text.find("#@", at + 2)) {
     if (at > 0 && text[at - 1] != '\n' && text[at - 1] != '\r') continue;
@@ -41,15 +43,18 @@ std::vector<uint8_t> ReadDistinctItems(const Grammar& grammar, std::string_view 
       size_t j = i;
       while (j < end && IsNameByte(text[j])) ++j;
       const std::string_view name = text.substr(i, j - i);
-      const int64_t id = grammar.FindRule(name);
-      if (id < 0) {
+      if (ids.empty()) {
+        for (RuleId r = 0; r < grammar.rules().size(); ++r) ids.emplace(grammar.rule(r).name, r);
+      }
+      const auto found = ids.find(name);
+      if (found == ids.end()) {
         errors->push_back(map.Make(Severity::kError, "undefined_rule",
                                    "distinct-items names the undefined rule \"" +
                                        std::string(name) + "\"",
                                    "name a rule this grammar defines", i, j - i));
       } else {
         out.resize(grammar.rules().size(), 0);
-        out[static_cast<size_t>(id)] = 1;
+        out[found->second] = 1;
       }
       i = j;
     }

@@ -5,8 +5,10 @@
 //
 // Each RULE matches a JSON array whose items must be pairwise distinct as JSON values
 // (JSON Schema uniqueItems; csrc/matcher/distinct_items.h enforces it while matching). The rule
-// must start with the array's "[" and call or hold its items itself (the schema converter
-// writes such rules).
+// must start with the array's "[" and call or hold its items itself, and an item's rule must end
+// with the item's last byte (the schema converter writes such rules; the check drops the parses
+// of the array at the byte that closes a duplicate, so a parse that reads on inside the item's
+// rule would escape it).
 #pragma once
 
 #include <cstdint>

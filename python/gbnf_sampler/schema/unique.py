@@ -107,7 +107,8 @@ def unique_array_rule(
         raise Unsupported(
             "uniqueItems is exact only when the items are a small finite set (enum, const, "
             "boolean, null, integers within a small minimum/maximum range) or open-ended "
-            "(strings without maxLength, pattern or format; objects that take any further key)",
+            "(strings without maxLength or format, whose pattern if any lets every match grow; "
+            "objects that take any further key)",
             where,
         )
     lo = kw_int(flat, "minItems", path, 0) or 0
@@ -134,8 +135,8 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     """Every proper prefix of an item's JSON text can still be finished in infinitely many ways:
     the item is a string without maxLength or format (a pattern only when its automaton never
     ends, :func:`automata.never_ends`), or an object that accepts any number of further keys,
-    or a choice among those (numbers are not: "1" ends at the byte
-    after it; literals and closed objects are not)."""
+    or a choice among those. Numbers are not (the byte that ends one may be read by another
+    rule), nor are literals and closed objects."""
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
         return False
