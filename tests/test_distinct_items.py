@@ -224,6 +224,8 @@ OPEN = [
     {"type": "string", "minLength": 2},
     {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"},
     {"type": "string", "pattern": "x"},  # a search: anything around it
+    {"type": "string", "format": "uri"},
+    {"type": "string", "format": "not-a-known-format"},  # an annotation
     {"type": "object"},
     {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
     {"type": ["string", "object"]},
@@ -233,6 +235,8 @@ NOT_OPEN = [
     {"type": "string", "maxLength": 3},
     {"type": "string", "pattern": "^x+y?$"},  # "xy" cannot grow
     {"type": "string", "pattern": "^(x|xy|ab)$"},
+    {"type": "string", "format": "date"},
+    {"type": "string", "format": "uri", "pattern": "x"},  # two constraints: not decided
     {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "string"}}},
     {"type": "object", "maxProperties": 2},
     {"type": "integer"},
@@ -249,10 +253,12 @@ def test_open_ended_items_compile_exactly(items: Any) -> None:
         text = schema_to_gbnf(schema, strict=True, property_order="any")  # keys in any order
     assert "#@ distinct-items" in text
     grammar = gs.Grammar.from_gbnf(text)
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
     rng = random.Random(3)
     pool = ['"x"', '"xy"', '"\\u0078"', '{"a":1}', '{"a":1.0}', '{"a":"x","b":2}']
-    pool += ['"x-y"', '"x-"', '"ab-xy"', '"\\u0078y"', '"-x"']
+    pool += ['"x-y"', '"x-"', '"ab-xy"', '"\\u0078y"', '"-x"', '"http://x"', '"http://\\u0078"']
     pool += ['{"b":2,"a":"x"}', '{"a":"\\u0078","b":2.0}', "{}", '"ab"']
     for _ in range(200):
         doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"

@@ -243,6 +243,17 @@ def _format_dfa(name: str) -> automata.Dfa:
     return automata.from_regex(parser.anchor(parser.parse(FORMATS[name]), search=False))
 
 
+def format_never_ends(name: str) -> bool:
+    """Every prefix of a string of the regular format ``name`` can grow in infinitely many ways
+    (``automata.never_ends``); False for the context-free formats (``GRAMMAR_FORMATS``)."""
+    if name not in FORMATS:
+        return False
+    try:
+        return automata.never_ends(_format_dfa(name))
+    except automata.TooLarge:
+        return False
+
+
 _HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\Z")
 
 

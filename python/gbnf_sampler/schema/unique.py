@@ -25,8 +25,9 @@ from ..limits import MAX_UNIQUE_DOMAIN, MAX_UNIQUE_STATES
 from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import NEVER, wrap
+from .formats import ASSERTED, format_never_ends
 from .refs import type_set, value_key
-from .scalars import Unsupported, kw_int, pointer, regex_node
+from .scalars import Unsupported, formats_of, kw_int, pointer, regex_node
 
 
 def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] | None:
@@ -107,7 +108,7 @@ def unique_array_rule(
         raise Unsupported(
             "uniqueItems is exact only when the items are a small finite set (enum, const, "
             "boolean, null, integers within a small minimum/maximum range) or open-ended "
-            "(strings without maxLength or format, whose pattern if any lets every match grow; "
+            "(strings without maxLength, whose pattern or format if any lets every match grow; "
             "objects that take any further key)",
             where,
         )
@@ -124,8 +125,8 @@ def unique_array_rule(
     return _UniqueArrays(conv, values, lo, hi, depth, path).rule()
 
 
-# Keywords that leave an open-ended string or object open-ended (the rest may bound it).
-_OPEN_STRING_KEYS = frozenset({"type", "minLength", "pattern"})
+# Keywords that leave an open-ended string or object open-ended (the others may bound it).
+_OPEN_STRING_KEYS = frozenset({"type", "minLength", "pattern", "format"})
 _OPEN_OBJECT_KEYS = frozenset(
     {"type", "properties", "required", "minProperties", "additionalProperties", "dependentRequired"}
 )
@@ -133,10 +134,10 @@ _OPEN_OBJECT_KEYS = frozenset(
 
 def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     """Every proper prefix of an item's JSON text can still be finished in infinitely many ways:
-    the item is a string without maxLength or format (a pattern only when its automaton never
-    ends, :func:`automata.never_ends`), or an object that accepts any number of further keys,
-    or a choice among those. Numbers are not (the byte that ends one may be read by another
-    rule), nor are literals and closed objects."""
+    the item is a string without maxLength (a pattern or an asserted format only when its
+    automaton never ends, :func:`automata.never_ends`), or an object that accepts any number of
+    further keys, or a choice among those. Numbers are not (the byte that ends one may be read
+    by another rule), nor are literals and closed objects."""
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
         return False
@@ -147,20 +148,27 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     types = type_set(flat)
     if not types or not types <= {"string", "object"}:
         return False
-    keys = set(flat) - _NOTES
-    if "string" in types and not keys <= _OPEN_STRING_KEYS | _OPEN_OBJECT_KEYS:
-        return False
-    if "string" in types and "maxLength" in keys:
-        return False
-    if "string" in types and "pattern" in flat and not _pattern_never_ends(flat["pattern"], path):
+    if not set(flat) - _NOTES <= _OPEN_STRING_KEYS | _OPEN_OBJECT_KEYS:
+        return False  # maxLength, maxProperties, propertyNames, anything else that may bound it
+    if "string" in types and not _string_never_ends(flat, path):
         return False
     if "object" in types:
-        if not keys <= _OPEN_OBJECT_KEYS | _OPEN_STRING_KEYS:
-            return False
         extra = flat.get("additionalProperties", conv.options.additional_properties is not False)
         if extra is not True and extra != {}:
             return False
     return True
+
+
+def _string_never_ends(flat: dict[str, Any], path: str) -> bool:
+    """A string's ``pattern`` or asserted ``format`` (one at most) lets every match grow in
+    infinitely many ways; formats that are annotations only constrain nothing."""
+    patterns = [flat["pattern"]] if "pattern" in flat else []
+    asserted = [f for f in formats_of(flat) if f in ASSERTED]
+    if len(patterns) + len(asserted) > 1:
+        return False
+    if patterns:
+        return _pattern_never_ends(patterns[0], path)
+    return not asserted or format_never_ends(asserted[0])
 
 
 def _pattern_never_ends(pattern: Any, path: str) -> bool:
