@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/utf8.h"
+
 namespace gbnf::detail {
 namespace {
 
@@ -74,24 +76,6 @@ class Writer {
     }
     return v;
   }
-  // Lone surrogates are kept as their own code points (three bytes), as Python's str keeps them.
-  static void AppendCodepoint(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
   bool Escape(std::string* out) {
     if (pos_ >= t_.size()) return false;
     const char c = t_[pos_++];
@@ -119,7 +103,7 @@ class Writer {
         pos_ = save;
       }
     }
-    AppendCodepoint(cp, out);
+    AppendUtf8(cp, out);  // a lone surrogate stays one code point, as in Python's str
     return true;
   }
   bool String(std::string* out) {

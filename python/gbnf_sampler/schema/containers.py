@@ -16,7 +16,7 @@ from ..limits import MAX_ANY_ORDER_STATES
 from ..regex import tree
 from .any_order import AnyOrder, Member, any_order_states
 from .context import SubschemaCompiler
-from .emit import NEVER, wrap
+from .emit import NEVER, elements, quantified, wrap
 from .keys import KeySpace, trivial
 from .scalars import Unsupported, kw_int, pointer
 from .unique import unique_array_rule
@@ -27,19 +27,6 @@ def _alt(*options: str) -> str:
     if not live:
         return NEVER
     return live[0] if len(live) == 1 else "(" + " | ".join(live) + ")"
-
-
-def _quant(expr: str, lo: int, hi: int | None) -> str:
-    if hi is not None and hi < lo:
-        return NEVER
-    if hi == 0:
-        return '""'
-    if (lo, hi) == (1, 1):
-        return expr
-    q = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((lo, hi))
-    if q is None:
-        q = f"{{{lo},}}" if hi is None else (f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}")
-    return f"({expr}){q}"
 
 
 # --- arrays --------------------------------------------------------------------------------------
@@ -65,30 +52,8 @@ def array_rule(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: 
     if hi is not None and hi < lo:
         return None
     sep = conv.layout.sep(conv.layout.depth(depth))
-    body = _elements(prefix, item, 0, max(lo, 1), hi, sep)
+    body = elements(prefix, item, 0, max(lo, 1), hi, sep)
     return wrap(conv.rules, conv.layout, body, "[]", lo == 0, depth, hint)
-
-
-def _elements(
-    prefix: list[str], item: str | None, j: int, lo: int, hi: int | None, sep: str
-) -> str:
-    """Elements from index j on (j > 0: a separator comes first), lo..hi elements in all."""
-    if hi is not None and j >= hi:
-        return '""'
-    lead = f"{sep} " if j > 0 else ""
-    if j < len(prefix):
-        rest = _elements(prefix, item, j + 1, lo, hi, sep)
-        here = f"{lead}{prefix[j]}" + ("" if rest == '""' else f" {rest}")
-        return here if j < lo else f"({here})?"
-    if item is None:
-        return '""' if j >= lo else NEVER
-    need = max(0, lo - j)
-    room = None if hi is None else hi - j
-    if j > 0:
-        return _quant(f"{sep} {item}", need, room)
-    tail = _quant(f"{sep} {item}", max(0, need - 1), None if room is None else room - 1)
-    one = f"{item} {tail}" if tail != '""' else item
-    return one if need >= 1 else f"({one})?"
 
 
 # --- objects -------------------------------------------------------------------------------------
@@ -253,8 +218,8 @@ class _ObjectMachine:
         if self.extra is None or room == 0:
             return '""' if need == 0 else NEVER
         if k > 0:
-            return _quant(f"{self.sep} {self.extra}", need, room)
-        tail = _quant(
+            return quantified(f"{self.sep} {self.extra}", need, room)
+        tail = quantified(
             f"{self.sep} {self.extra}", max(0, need - 1), None if room is None else room - 1
         )
         one = f"{self.extra} {tail}" if tail != '""' else self.extra

@@ -248,6 +248,40 @@ def dfa_string_rule(rules: Rules, dfa: automata.Dfa, hint: str) -> str | None:
 NEVER = "<never>"
 
 
+def quantified(expr: str, lo: int, hi: int | None) -> str:
+    """``expr`` repeated lo..hi times (NEVER when hi < lo)."""
+    if hi is not None and hi < lo:
+        return NEVER
+    if hi == 0:
+        return '""'
+    if (lo, hi) == (1, 1):
+        return expr
+    q = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((lo, hi))
+    if q is None:
+        q = f"{{{lo},}}" if hi is None else (f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}")
+    return f"({expr}){q}"
+
+
+def elements(prefix: list[str], item: str | None, j: int, lo: int, hi: int | None, sep: str) -> str:
+    """Elements from index j on (j > 0: a separator comes first), lo..hi elements in all."""
+    if hi is not None and j >= hi:
+        return '""'
+    lead = f"{sep} " if j > 0 else ""
+    if j < len(prefix):
+        rest = elements(prefix, item, j + 1, lo, hi, sep)
+        here = f"{lead}{prefix[j]}" + ("" if rest == '""' else f" {rest}")
+        return here if j < lo else f"({here})?"
+    if item is None:
+        return '""' if j >= lo else NEVER
+    need = max(0, lo - j)
+    room = None if hi is None else hi - j
+    if j > 0:
+        return quantified(f"{sep} {item}", need, room)
+    tail = quantified(f"{sep} {item}", max(0, need - 1), None if room is None else room - 1)
+    one = f"{item} {tail}" if tail != '""' else item
+    return one if need >= 1 else f"({one})?"
+
+
 def wrap(
     rules: Rules,
     lay: Layout,

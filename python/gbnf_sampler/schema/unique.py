@@ -24,7 +24,7 @@ from typing import Any
 from ..limits import MAX_UNIQUE_DOMAIN, MAX_UNIQUE_STATES
 from ..regex import automata, tree
 from .context import SubschemaCompiler
-from .emit import NEVER, wrap
+from .emit import NEVER, elements, wrap
 from .formats import ASSERTED, format_never_ends
 from .refs import type_set, value_key
 from .scalars import Unsupported, formats_of, kw_int, pointer, regex_node
@@ -195,24 +195,9 @@ def _distinct(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: i
     if item is None:
         return None if lo > 0 else wrap(conv.rules, conv.layout, NEVER, "[]", True, depth, "array")
     sep = conv.layout.sep(conv.layout.depth(depth))
-    body = element_list(item, lo, hi, sep)
+    body = elements([], item, 0, max(lo, 1), hi, sep)
     hint = (path.rsplit("/", 1)[-1] or "array") + "-distinct"
     return wrap(conv.rules, conv.layout, body, "[]", lo == 0, depth, hint, distinct=True)
-
-
-def element_list(item: str, lo: int, hi: int | None, sep: str) -> str:
-    """``item`` repeated lo..hi times (at least once), separated by ``sep``."""
-    lo = max(lo, 1)
-    rest_lo, rest_hi = lo - 1, None if hi is None else hi - 1
-    if rest_hi == 0:
-        return item
-    if (rest_lo, rest_hi) == (0, None):
-        q = "*"
-    elif rest_hi is None:
-        q = f"{{{rest_lo},}}"
-    else:
-        q = f"{{{rest_lo}}}" if rest_lo == rest_hi else f"{{{rest_lo},{rest_hi}}}"
-    return f"{item} ({sep} {item}){q}"
 
 
 class _UniqueArrays:
