@@ -8,6 +8,7 @@ set(GBNF_MATCHER_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/matcher/step_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/gss.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/json_canonical.cc
+  ${CMAKE_CURRENT_LIST_DIR}/matcher/json_prefix.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/distinct_items.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/recognizer.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/matcher.cc

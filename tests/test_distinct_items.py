@@ -76,7 +76,8 @@ def test_refused_at_the_byte_that_closes_the_duplicate() -> None:
     # (text, where the duplicate closes, a continuation that makes the item new instead)
     for text, cut, other in [
         ('["a","\\u0061"]', len('["a","\\u0061'), 'b"]'),  # a string: its closing quote
-        ("[true,true]", len("[true,tru"), None),  # a literal: its last letter
+        ("[true,true]", len("[true,"), "false]"),  # a literal: its first letter decides it
+        ("[null,false,null]", len("[null,false,"), "true]"),
         ('[{"a":1},{"a":1.0}]', len('[{"a":1},{"a":1.0'), ',"b":2}]'),  # an object: its brace
         ("[1,1.0]", len("[1,1.0"), "1]"),  # a number: the byte after it
         ("[1,1.0 ]", len("[1,1.0"), "5 ]"),
@@ -155,6 +156,16 @@ def _toy_vocab() -> gs.Vocab:
         ".0",
         "true",
         "tru",
+        "false",
+        "f",
+        "alse",
+        "n",
+        "ull",
+        *"rusl",  # every literal spellable letter by letter
+        "0",
+        "2",
+        "10",
+        " ",
         "e,",
         "e]",
         "null",
@@ -175,15 +186,65 @@ def test_masks_equal_brute_force_on_a_toy_vocabulary(seed: int) -> None:
     _walk(gs.Grammar.from_gbnf(ANY_ITEMS), _toy_vocab(), seed, 40)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_masks_of_a_schema_never_reach_a_dead_end(seed: int) -> None:
-    schema = {
-        "type": "array",
-        "items": {"anyOf": [{"type": "string"}, {"type": "object"}]},
-        "uniqueItems": True,
-        "maxItems": 6,
-    }
-    grammar = gs.Grammar.from_gbnf(schema_to_gbnf(schema, whitespace="compact"))
+# Closed objects (schema order) whose last open-ended member is followed only by required
+# single values: the value is settled when that member ends.
+CLOSED_LAST_OPEN = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"a": {"type": "string"}},
+}
+CLOSED_SETTLING = [
+    CLOSED_LAST_OPEN,
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"type": "string"}, "b": {"const": "c"}},
+        "required": ["a", "b"],
+    },
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"enum": ["a", "b"]}, "b": {"type": "string"}},
+        "anyOf": [{"required": ["a"]}, {"required": ["b"]}],
+    },
+    {  # exactly one of "a", "b", both before the open "c"
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"const": "a"}, "b": {"const": "b"}, "c": {"type": "string"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+    },
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "a": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"b": {"type": "string"}},
+                "required": ["b"],
+            }
+        },
+        "required": ["a"],
+    },
+]
+DEAD_END_ITEMS = [
+    {"anyOf": [{"type": "string"}, {"type": "object"}]},
+    True,  # any value: literals are refused at their first letter
+    {"type": "number"},
+    {"type": "integer", "minimum": 1},
+    {"type": ["string", "boolean", "null"]},
+    {"type": "array"},
+    {"anyOf": [{"type": "string"}, {"enum": ["a", "b"]}]},
+    *CLOSED_SETTLING,
+]
+
+
+@pytest.mark.parametrize("whitespace", ["compact", "flexible"])
+@pytest.mark.parametrize("items", DEAD_END_ITEMS, ids=lambda i: json.dumps(i)[:40])
+@pytest.mark.parametrize("seed", range(4))
+def test_masks_of_a_schema_never_reach_a_dead_end(seed: int, items: Any, whitespace: str) -> None:
+    schema = {"type": "array", "items": items, "uniqueItems": True, "maxItems": 6}
+    grammar = gs.Grammar.from_gbnf(schema_to_gbnf(schema, whitespace=whitespace, strict=True))
     _walk(grammar, _toy_vocab(), seed, 60)
 
 
@@ -230,6 +291,17 @@ OPEN = [
     {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
     {"type": ["string", "object"]},
     {"anyOf": [{"type": "string"}, {"type": "object", "minProperties": 1}]},
+    {},  # any value
+    {"type": "array"},
+    {"type": "array", "minItems": 1},
+    {"type": "number"},
+    {"type": "integer", "exclusiveMinimum": 0},
+    {"type": ["string", "boolean", "null"]},
+    {"anyOf": [{"type": "string"}, {"enum": ["x", "ab", "ab-xy"]}]},  # the enum adds nothing
+    {"oneOf": [{"type": "string"}, {"enum": ["x"]}]},  # every string but "x"
+    {"oneOf": [{"type": "string"}, {"type": "object"}]},  # disjoint: no value in both
+    {"type": "array", "items": {"type": "string"}},
+    CLOSED_LAST_OPEN,
 ]
 NOT_OPEN = [
     {"type": "string", "maxLength": 3},
@@ -237,11 +309,30 @@ NOT_OPEN = [
     {"type": "string", "pattern": "^(x|xy|ab)$"},
     {"type": "string", "format": "date"},
     {"type": "string", "format": "uri", "pattern": "x"},  # two constraints: not decided
-    {"type": "object", "additionalProperties": False, "properties": {"a": {"type": "string"}}},
     {"type": "object", "maxProperties": 2},
-    {"type": "integer"},
-    {"type": "array"},
-    {},
+    {  # after "a" ends: "}", or "b" with true or false
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"type": "string"}, "b": {"type": "boolean"}},
+    },
+    {  # writing "a" forbids the open "b": "{"a":"a"" can only end
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"const": "a"}, "b": {"type": "string"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+    },
+    {  # an optional single value after the open member: two endings
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"type": "string"}, "b": {"const": "c"}},
+    },
+    {"type": "integer"},  # "0" can only be 0
+    {"type": "integer", "minimum": 0},
+    {"type": "number", "maximum": 5},  # "5" can only be 5
+    {"type": "array", "maxItems": 2},
+    {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},  # 5 values in all
+    {"anyOf": [{"type": "string"}, {"enum": [1, 2]}]},  # "1" can only be 1
+    {"oneOf": [{"type": "string"}, {"type": "string", "pattern": "^a"}]},  # overlapping
 ]
 
 
@@ -260,7 +351,29 @@ def test_open_ended_items_compile_exactly(items: Any) -> None:
     pool = ['"x"', '"xy"', '"\\u0078"', '{"a":1}', '{"a":1.0}', '{"a":"x","b":2}']
     pool += ['"x-y"', '"x-"', '"ab-xy"', '"\\u0078y"', '"-x"', '"http://x"', '"http://\\u0078"']
     pool += ['{"b":2,"a":"x"}', '{"a":"\\u0078","b":2.0}', "{}", '"ab"']
+    pool += ["1", "1.0", "0", "-0", "2", "true", "false", "null", "[]", "[1]", "[1.0]", '["x"]']
+    if isinstance(items, dict) and items.get("type") == "integer":
+        pool.remove("1.0")  # integer grammars spell integers without a fraction (a known gap)
     for _ in range(200):
+        doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
+        assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
+
+
+@pytest.mark.parametrize("items", CLOSED_SETTLING)
+def test_closed_objects_that_settle_compile_exactly(items: Any) -> None:
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        text = schema_to_gbnf(schema, strict=True, whitespace="compact")
+    assert "#@ distinct-items" in text
+    grammar = gs.Grammar.from_gbnf(text)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(5)
+    pool = ['{"a":"x"}', '{"a":"y"}', '{"a":"\\u0078"}', '{"a":"x","b":"c"}', '{"a":"y","b":"c"}']
+    pool += ['{"a":"x","b":"d"}', '{"b":"c"}', '{"a":{"b":"x"}}', '{"a":{"b":"\\u0078"}}']
+    pool += ['{"a":"a","b":"x"}', '{"a":"b","b":"x"}', '{"a":"a","b":"\\u0078"}', "{}"]
+    pool += ['{"a":"a","c":"x"}', '{"b":"b","c":"x"}', '{"a":"a","b":"b","c":"x"}', '{"c":"x"}']
+    for _ in range(300):
         doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
         assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
 
@@ -301,3 +414,153 @@ def test_embedding_a_grammar_keeps_its_directive() -> None:
     assert len(outer.distinct_items) == 1
     assert accepts(outer, '<call>["a", "b"]</call>')
     assert not accepts(outer, '<call>["a", "a"]</call>')
+
+
+def test_a_literal_in_another_parse_is_not_refused() -> None:
+    # The walk after a copied literal's first letter only fails when no parse reads it to the
+    # end: here the plain-array alternative does, so "[true,true]" stays in the language.
+    grammar = gs.Grammar.from_gbnf(
+        """
+root ::= marked | plain
+marked ::= "[" lit ("," lit)* "]"
+plain ::= "[" lit "," "true" "]"
+lit ::= "true" | "false" | "null"
+#@ distinct-items marked
+"""
+    )
+    assert accepts(grammar, "[true,true]")
+    assert accepts(grammar, "[false,true]")
+    assert not accepts(grammar, "[false,false]")
+    m = gs.Matcher(grammar)
+    assert m.accept_bytes(b"[false,")
+    assert not m.fork().accept_bytes(b"f")  # refused at the first letter
+    assert m.accept_bytes(b"t")
+
+
+def _closed(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "array",
+        "uniqueItems": True,
+        "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": props,
+            "required": required,
+        },
+    }
+
+
+@pytest.mark.parametrize("whitespace", ["compact", "flexible"])
+def test_a_settled_copy_is_refused_where_its_open_member_ends(whitespace: str) -> None:
+    cases = [
+        # (schema, text so far, refused byte, a continuation that keeps the item new)
+        (_closed({"a": {"type": "string"}}, []), '[{"a":"x"},{"a":"x', '"', 'y"}]'),
+        (
+            _closed({"a": {"type": "string"}, "b": {"const": "c"}}, ["a", "b"]),
+            '[{"a":"x","b":"c"},{"a":"x',
+            '"',
+            'y","b":"c"}]',
+        ),
+        (
+            _closed({"a": _closed({"b": {"type": "string"}}, ["b"])["items"]}, ["a"]),
+            '[{"a":{"b":"x"}},{"a":{"b":"x',
+            '"',
+            'y"}}]',
+        ),
+        (
+            _closed({"a": {"type": ["string", "boolean"]}}, ["a"]),
+            '[{"a":true},{"a":',
+            "t",
+            "false}]",
+        ),
+        (_closed({"a": {"type": "number"}}, ["a"]), '[{"a":1},{"a":1.0', "}", "5}]"),
+    ]
+    for schema, head, refused, other in cases:
+        text = schema_to_gbnf(schema, strict=True, whitespace=whitespace)
+        grammar = gs.Grammar.from_gbnf(text)
+        m = gs.Matcher(grammar)
+        assert m.accept_bytes(head.encode()), head
+        assert not m.fork().accept_bytes(refused.encode()), (head, refused)
+        assert m.accept_bytes(other.encode()) and m.can_terminate(), (head, other)
+
+
+def test_a_forced_rest_in_another_parse_is_not_refused() -> None:
+    # The walk refuses only when no parse gets past the copy: the plain alternative takes it.
+    grammar = gs.Grammar.from_gbnf(
+        r"""
+root ::= marked | plain
+marked ::= "[" obj ("," obj)* "]"
+plain ::= "[" obj "," obj "]"
+obj ::= "{\"a\":" str "}"
+str ::= "\"" [a-z]* "\""
+#@ distinct-items marked
+"""
+    )
+    assert accepts(grammar, '[{"a":"x"},{"a":"x"}]')
+    assert not accepts(grammar, '[{"a":"x"},{"a":"y"},{"a":"x"}]')
+    m = gs.Matcher(grammar)
+    assert m.accept_bytes(b'[{"a":"x"},{"a":"y"},{"a":"x')
+    assert not m.fork().accept_bytes(b'"')  # refused where the string ends, before the brace
+
+
+def test_masks_on_llama3_refuse_the_tokens_that_settle_a_copy() -> None:
+    vocab = gs.Vocab.from_gguf(require(lambda: vocab_gguf("llama-bpe")))
+    schema = _closed({"name": {"type": "string"}, "kind": {"const": "tool"}}, ["name", "kind"])
+    compiled = gs.compile(gs.Grammar.from_gbnf(schema_to_gbnf(schema)), vocab)
+    m = gs.Matcher(compiled)
+    assert m.accept_bytes(b'[{"name": "a.", "kind": "tool"}, {"name": "a')
+    allowed = set(mask_of(m, vocab.size))
+    assert allowed == set(brute_force(m, vocab.size))
+    closers = {t for t in range(vocab.size) if vocab.token_bytes(t).startswith(b'."')}
+    assert len(closers) > 5 and not allowed & closers  # each settles a copy of "a."
+    assert any(vocab.token_bytes(t) == b"." for t in allowed)  # "a." may still grow
+    other = gs.Matcher(compiled)
+    assert other.accept_bytes(b'[{"name": "a.", "kind": "tool"}, {"name": "b')
+    assert len(closers & set(mask_of(other, vocab.size))) > 5  # a new item: they pass
+
+
+def _copy_prone_vocab() -> gs.Vocab:
+    # Few letters, so that walks often come back to an earlier item's text, and escapes and
+    # keys spelled in pieces, so that the same value arrives by different tokens.
+    pieces = [
+        *'[]{},:"abc lsertu',
+        '{"a":"',
+        '{"a":{"b":"',
+        '"a":',
+        '"b":"c"',
+        ',"b":"c"}',
+        '"}',
+        '"}}',
+    ]
+    pieces += ["\\u0061", "\\", "u0061", 'a"', 'b"', '"},', '"}]', "ab", "true", "t", "rue"]
+    pieces += ["false", "f", "alse", '"b"']
+    tokens = [p.encode() for p in dict.fromkeys(pieces)] + [b"</s>"]
+    return gs.Vocab(tokens, eos_ids=[len(tokens) - 1])
+
+
+@pytest.mark.parametrize("items", [*CLOSED_SETTLING, {"type": ["string", "boolean"]}])
+@pytest.mark.parametrize("seed", range(6))
+def test_masks_equal_brute_force_where_copies_settle(items: Any, seed: int) -> None:
+    schema = {"type": "array", "items": items, "uniqueItems": True, "maxItems": 30}
+    text = schema_to_gbnf(schema, whitespace="compact", strict=True)
+    vocab = _copy_prone_vocab()
+    m = gs.Matcher(gs.compile(gs.Grammar.from_gbnf(text), vocab))
+    plain = gs.Matcher(
+        gs.compile(gs.Grammar.from_gbnf(text.replace("#@ distinct-items", "#")), vocab)
+    )
+    rng = random.Random(seed)
+    refused = 0
+    for _ in range(120):
+        allowed = assert_masks_exact(m, vocab.size)
+        assert allowed, "no token allowed: a dead end"
+        refused += len(set(brute_force(plain, vocab.size)) - set(allowed))
+        normal = [t for t in allowed if not vocab.is_eos(t)]
+        if not normal:
+            break
+        # Mostly whole pieces of items (more copies), sometimes single bytes; the array stays
+        # open while it can.
+        normal = [t for t in normal if b"]" not in vocab.token_bytes(t)] or normal
+        longer = [t for t in normal if len(vocab.token_bytes(t)) > 1]
+        t = rng.choice(longer if longer and rng.random() < 0.8 else normal)
+        assert m.accept_token(t) and plain.accept_token(t)
+    assert refused > 0  # the walk met copies to refuse

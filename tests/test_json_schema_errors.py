@@ -18,7 +18,13 @@ UNSUPPORTED: list[tuple[Any, str]] = [
         "/properties/a/if",
     ),
     ({"type": "array", "contains": {"type": "integer"}}, "/contains"),
-    ({"type": "array", "items": {"type": "array", "uniqueItems": True}}, "/items/uniqueItems"),
+    (
+        {
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True},
+        },
+        "/items/uniqueItems",
+    ),
     (
         {"$defs": {"x": {"dependentRequired": {c: ["b"] for c in "acdefgh"}}}, "$ref": "#/$defs/x"},
         "/$defs/x/dependentRequired",

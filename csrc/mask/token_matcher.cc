@@ -19,6 +19,8 @@ struct TokenMatcher::Scratch {
   detail::PrefixWalker walker;
   std::vector<uint32_t> candidates;  // bitset over trie positions
   std::vector<StateId> states;       // states already merged this step
+  std::string remainders;            // ApplyDistinctItems: DistinctItems::CollectProspects
+  std::vector<size_t> remainder_ends;
 };
 
 using detail::MatcherAccess;
@@ -145,44 +147,81 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
   if (distinct == nullptr || !distinct->Active()) return;
   const Vocab& vocab = compiled_->vocab();
   const detail::DistinctItems::Mark mark = distinct->GetMark();
+  // A trial scan of the token's bytes first: only a token that closes a copy, begins a copied
+  // literal or ends a value inside an item (where the matcher may walk a forced rest) can be
+  // refused; those get the exact accept test.
   auto check = [&](TokenId id) {
     const auto bit = static_cast<uint32_t>(id);
     if (!detail::TestBit(words, bit) || vocab.IsEos(id) || vocab.IsSpecial(id)) return;
     const std::string_view bytes = vocab.Token(id);
-    // An item ends with a quote, a bracket, the last letter of true/false/null, or the byte
-    // after a number (a comma, a bracket or whitespace).
-    if (bytes.find_first_of("\"}]el, \t\n\r") == std::string_view::npos) return;
-    bool closes_duplicate = false;
+    if (bytes.find_first_of("\"}]tfn, \t\n\r") == std::string_view::npos) return;
+    bool may_refuse = false;
     for (char c : bytes) {
-      if (distinct->Apply(static_cast<uint8_t>(c), 0, true).count > 0) {
-        closes_duplicate = true;
+      const detail::DistinctItems::Closed scan = distinct->Apply(static_cast<uint8_t>(c), 0, true);
+      if (scan.count > 0 || !scan.literal_copy.empty() || scan.settles) {
+        may_refuse = true;
         break;
       }
     }
     distinct->UndoTo(mark);
-    if (!closes_duplicate) return;
-    Matcher probe = matcher_.Fork();
+    if (!may_refuse) return;
     bool accepted = false;
     try {
-      accepted = probe.AcceptToken(static_cast<uint32_t>(id), bytes, true);
+      accepted = MatcherAccess::TryToken(matcher_, static_cast<uint32_t>(id), bytes);
     } catch (const LimitError&) {
       // Refused, as the masks refuse a token whose step is too large.
     }
     if (!accepted) detail::ClearBit(words, bit);
   };
-  if (!distinct->AtItemLevel()) {
-    for (TokenId id : vocab.BracketTokens()) check(id);
-    return;
-  }
-  if (distinct->InString()) {  // only a quote can end the string item
-    for (TokenId id : vocab.QuoteTokens()) check(id);
-    return;
-  }
-  const size_t words_used = detail::WordsFor(vocab.size());
-  for (size_t w = 0; w < words_used; ++w) {
-    for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
-      check(static_cast<TokenId>(w * 32 + static_cast<size_t>(__builtin_ctz(bits))));
+  auto check_allowed = [&] {
+    const size_t words_used = detail::WordsFor(vocab.size());
+    for (size_t w = 0; w < words_used; ++w) {
+      for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
+        check(static_cast<TokenId>(w * 32 + static_cast<size_t>(__builtin_ctz(bits))));
+      }
     }
+  };
+  const Vocab::JsonTokenLists& lists = vocab.JsonTokens();
+  if (distinct->AtItemLevel()) {
+    if (distinct->InString()) {  // only a quote can end the string item
+      for (TokenId id : lists.quote) check(id);
+    } else {
+      check_allowed();
+    }
+    return;
+  }
+  // Inside an item: nothing is refused unless the item can still become a copy.
+  Scratch& s = *scratch_;
+  s.remainders.clear();
+  s.remainder_ends.clear();
+  bool all_known = true;
+  if (!distinct->CollectProspects(&s.remainders, &s.remainder_ends, &all_known)) return;
+  if (!distinct->InString()) {
+    if (distinct->InScalar()) {
+      check_allowed();  // a number or literal: few tokens continue it
+    } else {
+      for (TokenId id : lists.value_end) check(id);
+    }
+    return;
+  }
+  // In a string only a quote ends anything; with every copy known, only the tokens whose text
+  // before the quote is what one of them still needs can make one (or those quote_more keeps:
+  // an escape before the quote, or another whole value after it).
+  if (!all_known) {
+    for (TokenId id : lists.quote) check(id);
+    return;
+  }
+  for (TokenId id : lists.quote_more) check(id);
+  auto content = [&](TokenId id) {
+    const std::string_view bytes = vocab.Token(id);
+    return bytes.substr(0, bytes.find('"'));
+  };
+  for (size_t k = 0, begin = 0; k < s.remainder_ends.size(); begin = s.remainder_ends[k++]) {
+    const std::string_view want =
+        std::string_view(s.remainders).substr(begin, s.remainder_ends[k] - begin);
+    auto it = std::lower_bound(lists.quote.begin(), lists.quote.end(), want,
+                               [&](TokenId id, std::string_view w) { return content(id) < w; });
+    for (; it != lists.quote.end() && content(*it) == want; ++it) check(*it);
   }
 }
 

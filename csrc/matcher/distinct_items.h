@@ -6,7 +6,9 @@
 // This class scans the accepted text as JSON structure from the "[" of a marked array to its
 // "]" (it never decides what is valid; the grammar does; outside such arrays it only watches
 // for "[") and keeps, per open array that the parse marked as a candidate, the canonical
-// forms of its finished items (json_canonical.h). An array is known by the step of the parser
+// forms of its finished items (json_canonical.h). It also tells the matcher where an item's
+// value may be settled before its last byte (Closed::literal_copy, Closed::settles): there the
+// matcher walks the rest the grammar forces and refuses the byte if that rest is a copy. An array is known by the step of the parser
 // items it was predicted in, the `step` of its rule's stack node, so the recognizer can drop
 // exactly the parses inside that array (Recognizer::SetBlocked). Every change is undoable to a
 // Mark (the matcher's rollback history and the mask filter's trial runs).
@@ -15,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gbnf::detail {
@@ -29,12 +32,19 @@ class DistinctItems {
     uint64_t steps[2] = {0, 0};
     uint32_t frames[2] = {kNone, kNone};
     int count = 0;
+    // The byte began true/false/null as an item equal to an earlier one: the letters still to
+    // come (the item closes as a duplicate on the last one, unless another parse reads them).
+    std::string_view literal_copy;
+    // The byte finished a value inside an item of a candidate array (a string, number or
+    // container, or began a literal, below the item's top level): if the grammar forces the
+    // rest of the item from here, the matcher walks it (a forced copy is a dead end).
+    bool settles = false;
   };
 
   struct Mark {
     size_t undo = 0, text = 0, items = 0, canon = 0, frames = 0;
-    uint8_t mode = 0, literal_left = 0;
-    bool scalar_is_item = false;
+    uint8_t mode = 0, literal_left = 0, last_token = 0;
+    bool scalar_is_item = false, string_is_key = false;
     uint32_t scalar_start = 0, top = kNone, opened = kNone;
   };
 
@@ -56,12 +66,19 @@ class DistinctItems {
   bool Active() const;
   // Inside a string: only a token holding '"' can close an item.
   bool InString() const { return mode_ == kString || mode_ == kEscape; }
+  // Inside a number or a literal.
+  bool InScalar() const { return mode_ == kNumber || mode_ == kLiteral; }
   // The scan is at the level of a candidate array's items (between them, or inside a scalar
-  // item). Elsewhere the text is inside an item that a container closes: only a token holding
-  // '}' or ']' can close one.
+  // item). Elsewhere the text is inside an item that a container closes.
   bool AtItemLevel() const {
     return top_ != kNone && frames_[top_].candidate && (mode_ == kOutside || scalar_is_item_);
   }
+  // Below an item's top level: whether the unfinished items of the candidate arrays around the
+  // text can still become copies of earlier items (json_prefix.h). When the text is inside a
+  // string value and every such copy is known, *remainders gets what that string still needs
+  // for each, back to back, each ending at an entry of *ends (else *all_known is false).
+  bool CollectProspects(std::string* remainders, std::vector<size_t>* ends,
+                        bool* all_known) const;
 
  private:
   enum Mode : uint8_t { kOutside, kString, kEscape, kNumber, kLiteral };
@@ -69,7 +86,8 @@ class DistinctItems {
     uint64_t open_step = 0;
     uint32_t open_offset = 0;
     uint32_t parent = kNone;
-    uint32_t last_item = kNone;  // newest entry of items_ in this array (a chain)
+    uint32_t last_item = kNone;   // newest entry of items_ in this array (a chain)
+    uint32_t item_start = kNone;  // where the array's newest item begins in text_
     bool is_array = false;
     bool candidate = false;
   };
@@ -78,18 +96,30 @@ class DistinctItems {
     uint32_t canon_begin = 0, canon_size = 0;
     uint32_t previous = kNone;  // the array's item before this one
   };
+  enum Field : uint8_t { kLastItem, kCandidate, kItemStart };
   struct Undo {
     uint32_t frame = 0;
-    bool is_candidate = false;  // else last_item
+    Field field = kLastItem;
     uint32_t old_value = 0;
   };
 
   void Outside(uint8_t byte, uint32_t offset, uint64_t items_step, bool assume_candidate,
                Closed* closed);
   void BeginScalar(Mode mode, uint32_t offset);
-  // The item text[begin, end) of array `frame` is finished: records it, or reports a duplicate.
-  void CloseItem(uint32_t frame, uint32_t begin, uint32_t end, Closed* closed);
+  // The JSON text `item` of an item of array `frame` is finished: records it, or reports a
+  // duplicate.
+  void CloseItem(uint32_t frame, std::string_view item, Closed* closed);
+  // Array `frame` has an item whose canonical form is that of `item` (left in scratch_).
+  bool HasItem(uint32_t frame, std::string_view item);
+  std::string_view ItemText(uint32_t begin, uint32_t end) const {
+    return std::string_view(text_).substr(begin, end - begin);
+  }
   bool IsItemPosition() const { return top_ != kNone && frames_[top_].is_array; }
+  // Some candidate array encloses frame `f` (not counting `f`): a value in `f` is inside an
+  // item of it.
+  bool InsideCandidateItem(uint32_t f) const;
+  // A value begins at `offset` directly in the top frame (an item when that is an array).
+  void BeginValue(uint32_t offset);
 
   std::string text_;
   std::vector<Frame> frames_;  // every container opened (popped ones stay, for undo)
@@ -99,7 +129,9 @@ class DistinctItems {
   std::string scratch_;
   Mode mode_ = kOutside;
   uint8_t literal_left_ = 0;
+  uint8_t last_token_ = 0;  // the last structural byte outside strings
   bool scalar_is_item_ = false;
+  bool string_is_key_ = false;
   uint32_t scalar_start_ = 0;
   uint32_t top_ = kNone;
   uint32_t opened_ = kNone;

@@ -34,6 +34,11 @@ class Matcher::Impl {
   bool AcceptEos();
   bool AcceptTokenRef(uint32_t token_id);
   bool AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes);
+  // Whether AcceptToken would take the token; the state stays as it is (the mask filter's
+  // exact test).
+  bool TryToken(uint32_t token_id, std::string_view bytes) {
+    return TokenStep(token_id, bytes, true, false);
+  }
   void Rollback(size_t n);
   void Reset();
   std::string ForcedBytes();
@@ -73,18 +78,23 @@ class Matcher::Impl {
   void CommitAccept();
   void MaybeCollect();
 
+  bool TokenStep(uint32_t token_id, std::string_view bytes, bool match_bytes, bool keep);
   bool AdvanceBytes(std::string_view bytes);
   // One byte through the recognizer, with the distinct-items check; on false the caller
   // restores the snapshot (the scan of the byte is not undone here).
   bool StepByte(uint8_t byte);
   // Some parse holds a distinct-items array predicted at `step`.
   bool HasDistinctNodeAt(uint64_t step) const;
+  // See DistinctItems::Closed: literal_copy and settles.
+  bool RestCanFinish(std::string_view rest);
+  bool walking_ = false;  // RestCanFinish is stepping (no walk inside a walk)
 
   std::vector<Snapshot> ring_;  // the last accepted states; capacity max_rollback + 1
   size_t head_ = 0;             // oldest entry
   size_t count_ = 0;
   size_t ring_bytes_ = 0;       // SlotBytes summed over every slot, live or not
   std::vector<Item> token_items_;  // AcceptToken's token-edge result, reused
+  std::vector<Item> walk_items_;   // RestCanFinish's saved state, reused
 
  public:
   size_t history() const { return count_; }
@@ -254,7 +264,52 @@ bool Matcher::Impl::StepByte(uint8_t byte) {
   // Another parse took the byte: the arrays whose duplicate it closed hold no distinct parse now.
   for (int i = 0; i < closed.count; ++i) distinct_->SetCandidate(closed.frames[i], false);
   if (byte == '[') distinct_->DecideOpened(HasDistinctNodeAt(before));
-  return true;
+  if (!closed.literal_copy.empty() && !RestCanFinish(closed.literal_copy)) return false;
+  return !closed.settles || RestCanFinish({});
+}
+
+// Walks on from the byte just read while the rest is certain, then restores the state: `rest`
+// when given (the letters of a literal that copies an earlier item), else each byte the grammar
+// forces (outside strings, the one byte besides optional whitespace, which changes no value),
+// up to kMaxSettleWalk bytes. False when the walk reaches a refusal: the byte leads only to a
+// copy of an earlier item, a dead end.
+bool Matcher::Impl::RestCanFinish(std::string_view rest) {
+  constexpr size_t kMaxSettleWalk = 1024;
+  if (walking_) return true;  // the walk in progress reads the same bytes
+  walk_items_.assign(recognizer_.items().begin(), recognizer_.items().end());
+  const bool complete = recognizer_.complete();
+  const uint64_t step = items_step_;
+  const DistinctItems::Mark mark = distinct_->GetMark();
+  walking_ = true;
+  auto restore = [&] {
+    walking_ = false;
+    recognizer_.SetState(walk_items_, complete);
+    items_step_ = step;
+    distinct_->UndoTo(mark);
+  };
+  bool ok = true;
+  try {
+    for (size_t n = 0; n < (rest.empty() ? kMaxSettleWalk : rest.size()); ++n) {
+      int b = 0;
+      if (!rest.empty()) {
+        b = static_cast<uint8_t>(rest[n]);
+      } else {
+        if (recognizer_.complete() || recognizer_.HasTokenEdges()) break;
+        b = recognizer_.SingleNextByte();  // (forced whitespace too, as an indented layout's)
+        if (b < 0 && !distinct_->InString()) b = recognizer_.SingleNextByteBesidesWhitespace();
+        if (b < 0) break;
+      }
+      if (!StepByte(static_cast<uint8_t>(b))) {
+        ok = false;
+        break;
+      }
+    }
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  return ok;
 }
 
 bool Matcher::Impl::HasDistinctNodeAt(uint64_t step) const {
@@ -271,6 +326,11 @@ bool Matcher::Impl::HasDistinctNodeAt(uint64_t step) const {
 // Every token's bytes count against max_whitespace, however the grammar matched it (the mask
 // filter, csrc/mask/whitespace_filter.h, applies the same rule).
 bool Matcher::Impl::AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes) {
+  return TokenStep(token_id, bytes, match_bytes, true);
+}
+
+bool Matcher::Impl::TokenStep(uint32_t token_id, std::string_view bytes, bool match_bytes,
+                              bool keep) {
   uint32_t run = ws_run_;
   if (terminated_ || !FitsWhitespace(bytes, &run)) return false;
   PushHistory();
@@ -297,6 +357,10 @@ bool Matcher::Impl::AcceptToken(uint32_t token_id, std::string_view bytes, bool 
   } catch (...) {
     AbortAccept();
     throw;
+  }
+  if (!keep) {
+    AbortAccept();
+    return true;
   }
   ws_run_ = run;
   MaybeCollect();
@@ -353,6 +417,9 @@ namespace detail {
 Recognizer& MatcherAccess::recognizer(Matcher& m) { return m.impl().recognizer_; }
 const Recognizer& MatcherAccess::recognizer(const Matcher& m) { return m.impl().recognizer_; }
 bool MatcherAccess::terminated(const Matcher& m) { return m.impl().terminated_; }
+bool MatcherAccess::TryToken(Matcher& m, uint32_t token_id, std::string_view bytes) {
+  return m.impl().TryToken(token_id, bytes);
+}
 DistinctItems* MatcherAccess::distinct_items(Matcher& m) {
   return m.impl().distinct_ ? &*m.impl().distinct_ : nullptr;
 }

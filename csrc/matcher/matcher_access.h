@@ -2,6 +2,9 @@
 // Defined in matcher.cc, where Matcher::Impl lives.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
+
 #include "gbnf_sampler/matcher.h"
 #include "matcher/distinct_items.h"
 #include "matcher/recognizer.h"
@@ -16,6 +19,8 @@ class MatcherAccess {
   // The distinct-items scan of the text (null when the grammar has no such rule).
   static DistinctItems* distinct_items(Matcher& m);
   static const DistinctItems* distinct_items(const Matcher& m);
+  // Whether m.AcceptToken would take the token, leaving m as it is.
+  static bool TryToken(Matcher& m, uint32_t token_id, std::string_view bytes);
 };
 
 }  // namespace gbnf::detail

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "support/whitespace.h"
+
 namespace gbnf::detail {
 namespace {
 // A tail call inherits its caller's stack entries only when there are this few (right
@@ -210,6 +212,20 @@ int Recognizer::SingleNextByte() const {
   int value = -1;
   for (const Item& it : items_) {
     for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
+      if (e.lo != e.hi || (value >= 0 && value != e.lo)) return -1;
+      value = e.lo;
+    }
+  }
+  return value;
+}
+
+int Recognizer::SingleNextByteBesidesWhitespace() const {
+  int value = -1;
+  for (const Item& it : items_) {
+    for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
+      bool all_space = true;
+      for (int b = e.lo; b <= e.hi && all_space; ++b) all_space = IsWhitespaceByte(static_cast<uint8_t>(b));
+      if (all_space) continue;
       if (e.lo != e.hi || (value >= 0 && value != e.lo)) return -1;
       value = e.lo;
     }

@@ -48,6 +48,8 @@ class Recognizer {
 
   // The one byte value every item can take next, or -1 (none, or a choice).
   int SingleNextByte() const;
+  // The same, leaving out whitespace bytes (between JSON tokens, where they change no value).
+  int SingleNextByteBesidesWhitespace() const;
   bool HasTokenEdges() const;
   // Some item can take a byte or a token next.
   bool CanTakeInput() const;

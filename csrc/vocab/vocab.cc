@@ -109,23 +109,73 @@ const TokenTrie& Vocab::trie() const {
   return *trie_;
 }
 
-void Vocab::FindTokensHolding(std::string_view bytes, std::vector<TokenId>* out) const {
-  for (size_t id = 0; id < size(); ++id) {
-    const auto t = static_cast<TokenId>(id);
-    if (!IsEos(t) && !IsSpecial(t) && Token(t).find_first_of(bytes) != std::string_view::npos) {
-      out->push_back(t);
+namespace {
+
+bool IsNumberByte(char c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+// Whether `bytes`, read from outside a JSON string, finish a value: with `own` false, any
+// value (a '}' or ']' closes one opened before them); with `own` true, only a value they also
+// begin.
+bool EndsJsonValue(std::string_view bytes, bool own) {
+  bool in_string = false, in_number = false;
+  int depth = 0;  // containers opened by `bytes`
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const char c = bytes[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') return true;
+      continue;
+    }
+    if (in_number) {
+      if (!IsNumberByte(c)) return true;
+      in_number = false;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (!own || depth > 0) return true;
+    } else if (c == 't' || c == 'f' || c == 'n') {
+      return true;
+    } else if ((c >= '0' && c <= '9') || c == '-') {
+      in_number = true;
     }
   }
+  return false;
 }
 
-const std::vector<TokenId>& Vocab::QuoteTokens() const {
-  std::call_once(quote_once_, [this] { FindTokensHolding("\"", &quote_tokens_); });
-  return quote_tokens_;
-}
+}  // namespace
 
-const std::vector<TokenId>& Vocab::BracketTokens() const {
-  std::call_once(bracket_once_, [this] { FindTokensHolding("}]", &bracket_tokens_); });
-  return bracket_tokens_;
+const Vocab::JsonTokenLists& Vocab::JsonTokens() const {
+  std::call_once(json_tokens_once_, [this] {
+    JsonTokenLists& out = json_tokens_;
+    for (size_t id = 0; id < size(); ++id) {
+      const auto t = static_cast<TokenId>(id);
+      if (IsEos(t) || IsSpecial(t)) continue;
+      const std::string_view bytes = Token(t);
+      const size_t quote = bytes.find('"');
+      if (quote != std::string_view::npos) {
+        out.quote.push_back(t);
+        if (bytes.substr(0, quote).find('\\') != std::string_view::npos ||
+            EndsJsonValue(bytes.substr(quote + 1), true)) {
+          out.quote_more.push_back(t);
+        }
+      }
+      if (EndsJsonValue(bytes, false)) out.value_end.push_back(t);
+    }
+    auto content = [this](TokenId t) {
+      const std::string_view bytes = Token(t);
+      return bytes.substr(0, bytes.find('"'));
+    };
+    std::sort(out.quote.begin(), out.quote.end(), [&](TokenId x, TokenId y) {
+      const std::string_view cx = content(x), cy = content(y);
+      return cx != cy ? cx < cy : x < y;
+    });
+  });
+  return json_tokens_;
 }
 
 }  // namespace gbnf

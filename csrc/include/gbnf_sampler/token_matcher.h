@@ -78,9 +78,9 @@ class TokenMatcher {
   void AddEosBits(uint32_t* words);
   // Clears the tokens the max_whitespace bound refuses after the current run.
   void ApplyWhitespaceBound(uint32_t* words) const;
-  // Clears the tokens that would close an item equal to an earlier item of a "#@ distinct-items"
-  // array: a trial scan of each token that could close one, then the exact accept test on a fork
-  // for those that do.
+  // Clears the tokens the matcher refuses in a "#@ distinct-items" array (closing a copy of an
+  // earlier item, or settling one): a trial scan of each token that could, then the exact
+  // accept test (the state left as it was) for those that may.
   void ApplyDistinctItems(uint32_t* words);
   void AddTokenRefBits(uint32_t* words);
   // Writes all of words[0, num_words): the cached entries' bits (the first bitset entry copied,

@@ -61,11 +61,18 @@ class Vocab {
 
   // The token trie over this vocabulary's normal tokens, built on the first call.
   const TokenTrie& trie() const;
-  // The normal tokens whose bytes hold a '"' (the only ones that can end a JSON string), and
-  // those that hold a '}' or ']' (the only ones that can end a JSON container), in id order,
-  // found on the first call.
-  const std::vector<TokenId>& QuoteTokens() const;
-  const std::vector<TokenId>& BracketTokens() const;
+  // The normal tokens the "#@ distinct-items" mask filter looks at, found on the first call.
+  struct JsonTokenLists {
+    // Those holding a '"' (the only ones that can end a JSON string), sorted by their bytes
+    // before the first '"' (then by id); and those of them, in id order, with a '\\' before it
+    // or that begin and end another value after it (as '", "a"').
+    std::vector<TokenId> quote, quote_more;
+    // Those that end a JSON value when read from outside a string: a string opened and
+    // closed, a '}' or ']', the first letter of true/false/null, or a number and a byte after
+    // it. In id order.
+    std::vector<TokenId> value_end;
+  };
+  const JsonTokenLists& JsonTokens() const;
 
   ~Vocab();
   Vocab(const Vocab&) = delete;
@@ -88,9 +95,8 @@ class Vocab {
   uint64_t fingerprint_ = 0;
   mutable std::once_flag trie_once_;
   mutable std::unique_ptr<TokenTrie> trie_;
-  mutable std::once_flag quote_once_, bracket_once_;
-  mutable std::vector<TokenId> quote_tokens_, bracket_tokens_;
-  void FindTokensHolding(std::string_view bytes, std::vector<TokenId>* out) const;
+  mutable std::once_flag json_tokens_once_;
+  mutable JsonTokenLists json_tokens_;
 };
 
 // llama.cpp's vocabulary API (llama.h), as function pointers: lets the core read a model's

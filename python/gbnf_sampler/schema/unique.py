@@ -125,38 +125,179 @@ def unique_array_rule(
     return _UniqueArrays(conv, values, lo, hi, depth, path).rule()
 
 
-# Keywords that leave an open-ended string or object open-ended (the others may bound it).
+# Keywords that leave an open-ended value open-ended, per type (the others may bound it; the
+# numeric bounds are checked apart).
 _OPEN_STRING_KEYS = frozenset({"type", "minLength", "pattern", "format"})
 _OPEN_OBJECT_KEYS = frozenset(
     {"type", "properties", "required", "minProperties", "additionalProperties", "dependentRequired"}
 )
+_OPEN_NUMBER_KEYS = frozenset({"type", "minimum", "exclusiveMinimum"})
+_OPEN_ARRAY_KEYS = frozenset({"type", "minItems", "items", "uniqueItems"})
+_INFINITE_TYPES = frozenset({"string", "object", "number", "integer", "array"})
+_ALL_TYPES = _INFINITE_TYPES | {"boolean", "null"}
 
 
 def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
-    """Every proper prefix of an item's JSON text can still be finished in infinitely many ways:
-    the item is a string without maxLength (a pattern or an asserted format only when its
-    automaton never ends, :func:`automata.never_ends`), or an object that accepts any number of
-    further keys, or a choice among those. Numbers are not (the byte that ends one may be read
-    by another rule), nor are literals and closed objects."""
+    """Every proper prefix of an item's JSON text can still be finished in infinitely many ways,
+    or (a literal, checked at its first letter) in exactly one: the item is any value, a string
+    without maxLength (a pattern or an asserted format only when its automaton never ends,
+    :func:`automata.never_ends`), an object that accepts any number of further keys, an array
+    without maxItems whose items are free, a number without bounds, an integer of at least 1
+    with no upper bound, ``true``/``false``/``null``, or a choice among those (finitely many
+    other values may join or leave the choice: they change no prefix's infinity).
+    Closed objects, bounded numbers and bounded strings are not."""
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
-        return False
-    if set(flat) - _NOTES == {"anyOf"} and isinstance(flat["anyOf"], list) and flat["anyOf"]:
-        return all(
-            open_ended(conv, sub, pointer(path, "anyOf", i)) for i, sub in enumerate(flat["anyOf"])
-        )
+        return flat is True
+    keys = set(flat) - _NOTES
+    for word in ("anyOf", "oneOf"):
+        if keys == {word} and isinstance(flat[word], list) and flat[word]:
+            return _open_union(conv, flat[word], pointer(path, word), word == "oneOf")
     types = type_set(flat)
-    if not types or not types <= {"string", "object"}:
-        return False
-    if not set(flat) - _NOTES <= _OPEN_STRING_KEYS | _OPEN_OBJECT_KEYS:
+    if types is None:
+        types = set(_ALL_TYPES)
+    if not types & _INFINITE_TYPES:
+        return False  # only true/false/null: finitely many values
+    if types == {"object"} and not _takes_any_key(conv, flat):
+        return _closed_object_settles(conv, flat, path)
+    allowed = frozenset().union(
+        *(
+            keys_of
+            for type_names, keys_of in (
+                ({"string"}, _OPEN_STRING_KEYS),
+                ({"object"}, _OPEN_OBJECT_KEYS),
+                ({"number", "integer"}, _OPEN_NUMBER_KEYS),
+                ({"array"}, _OPEN_ARRAY_KEYS),
+            )
+            if types & type_names
+        ),
+        {"type"},
+    )
+    if not keys <= allowed:
         return False  # maxLength, maxProperties, propertyNames, anything else that may bound it
     if "string" in types and not _string_never_ends(flat, path):
         return False
-    if "object" in types:
-        extra = flat.get("additionalProperties", conv.options.additional_properties is not False)
-        if extra is not True and extra != {}:
+    if "object" in types and not _takes_any_key(conv, flat):
+        return False
+    if "array" in types and not _array_never_ends(conv, flat, path):
+        return False
+    return "integer" not in types or _numbers_never_end(flat, types)
+
+
+def _array_never_ends(conv: SubschemaCompiler, flat: dict[str, Any], path: str) -> bool:
+    """An array without maxItems can always take one more item when its items have a value
+    (infinitely many distinct ones under ``uniqueItems``)."""
+    items = flat.get("items", True)
+    where = pointer(path, "items")
+    if items is True or items == {}:
+        return True
+    if open_ended(conv, items, where):
+        return True
+    if flat.get("uniqueItems") is True:
+        return False
+    return bool(finite_values(conv, items, where))
+
+
+def _takes_any_key(conv: SubschemaCompiler, flat: dict[str, Any]) -> bool:
+    extra = flat.get("additionalProperties", conv.options.additional_properties is not False)
+    return extra is True or extra == {}
+
+
+_CLOSED_OBJECT_KEYS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "anyOf", "oneOf"}
+)
+
+
+def _closed_object_settles(conv: SubschemaCompiler, flat: dict[str, Any], path: str) -> bool:
+    """A closed object (no further keys) whose members come in the schema's order, where the
+    last member that can take infinitely many values is open-ended and every member after it
+    is required with a single value, spelled one way: each prefix still has infinitely many
+    completions until that member's value ends, and exactly one after it (the matcher walks
+    that forced rest when the value ends, csrc/matcher/distinct_items.h). ``anyOf``/``oneOf``
+    branches that only list ``required`` members change neither, as long as a ``oneOf`` names
+    only members before the open one (else writing one could forbid it)."""
+    if not set(flat) - _NOTES <= _CLOSED_OBJECT_KEYS:
+        return False
+    props = flat.get("properties") or {}
+    required = flat.get("required") or []
+    if not isinstance(props, dict) or not isinstance(required, list):
+        return False
+    if conv.options.property_order != "schema" and len(props) > 1:
+        return False  # any order: the members after the open one are not forced
+    if any(r not in props for r in required):
+        return False  # a required name the object cannot hold
+    names = list(props)
+    for i in range(len(names) - 1, -1, -1):
+        where = pointer(path, "properties", names[i])
+        if open_ended(conv, props[names[i]], where):
+            return _only_required_choices(flat, names, i)
+        values = finite_values(conv, props[names[i]], where)
+        if names[i] not in required or values is None or len(values) != 1:
             return False
+        if not _one_spelling(values[0]):
+            return False  # 1, 1.0, 1e0...: the walk would stop at the choice
+    return False
+
+
+def _only_required_choices(flat: dict[str, Any], names: list[str], open_index: int) -> bool:
+    """Every ``anyOf``/``oneOf`` branch only lists required members (a ``oneOf`` only members
+    before ``names[open_index]``)."""
+    for word, allowed in (("anyOf", names), ("oneOf", names[:open_index])):
+        branches = flat.get(word, [])
+        if not isinstance(branches, list):
+            return False
+        for b in branches:
+            if not isinstance(b, dict) or set(b) - _NOTES != {"required"}:
+                return False
+            if not isinstance(b["required"], list) or any(r not in allowed for r in b["required"]):
+                return False
     return True
+
+
+def _one_spelling(value: Any) -> bool:
+    """The grammar writes ``value`` one way only: no number inside (a constant number may be
+    written with trailing zeros or a zero exponent)."""
+    if isinstance(value, dict):
+        return all(_one_spelling(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_one_spelling(v) for v in value)
+    return value is None or isinstance(value, (bool, str))
+
+
+def _numbers_never_end(flat: dict[str, Any], types: set[str]) -> bool:
+    """Every prefix of a number grows into infinitely many values: any number without bounds
+    (``0`` can become ``0.5``), an integer only when it cannot be 0 (``0`` and ``-0`` end it):
+    a lower bound of at least 1."""
+    if "number" in types:
+        return "minimum" not in flat and "exclusiveMinimum" not in flat
+    low = _bound(flat, "minimum", "exclusiveMinimum", 1)
+    return low is not None and low >= 1
+
+
+def _open_union(conv: SubschemaCompiler, branches: list[Any], path: str, exclusive: bool) -> bool:
+    """An ``anyOf``/``oneOf`` is open-ended when its open-ended branches accept every value of
+    the others, each a small finite set (``anyOf: [{type: string}, {enum: [...]}]``): the union
+    is then the open-ended branches' union, less finitely many values for a ``oneOf``. A
+    ``oneOf`` of open-ended branches that may overlap is not (what it leaves out may be
+    infinite)."""
+    open_flats: list[Any] = []
+    finite: list[list[Any]] = []
+    for i, sub in enumerate(branches):
+        where = pointer(path, i)
+        if open_ended(conv, sub, where):
+            open_flats.append(conv.flatten(sub, where, ()))
+            continue
+        values = finite_values(conv, sub, where)
+        if values is None:
+            return False
+        finite.append(values)
+    if not open_flats or (exclusive and not _disjoint_types(open_flats)):
+        return False
+    return all(
+        any(conv.instances.check(v, f) is True for f in open_flats)
+        for values in finite
+        for v in values
+    )
 
 
 def _string_never_ends(flat: dict[str, Any], path: str) -> bool:
@@ -182,6 +323,17 @@ def _pattern_never_ends(pattern: Any, path: str) -> bool:
     except (Unsupported, automata.TooLarge):
         return False
     return automata.never_ends(dfa)
+
+
+def _disjoint_types(flats: list[Any]) -> bool:
+    """No two of these schemas share a JSON type (so no value matches two of them)."""
+    seen: set[str] = set()
+    for flat in flats:
+        types = type_set(flat) if isinstance(flat, dict) else None
+        if types is None or types & seen:
+            return False
+        seen |= types
+    return True
 
 
 def _distinct(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> str | None:
