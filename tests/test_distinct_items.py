@@ -304,9 +304,9 @@ OPEN = [
     CLOSED_LAST_OPEN,
 ]
 NOT_OPEN = [
-    {"type": "string", "maxLength": 3},
-    {"type": "string", "pattern": "^x+y?$"},  # "xy" cannot grow
+    {"type": "string", "maxLength": 1},  # about a million values: an array could use them up
     {"type": "string", "pattern": "^(x|xy|ab)$"},
+    {"type": "string", "maxLength": 3, "pattern": "^[ab]+$"},  # 14 values
     {"type": "string", "format": "date"},
     {"type": "string", "format": "uri", "pattern": "x"},  # two constraints: not decided
     {"type": "object", "maxProperties": 2},
@@ -376,6 +376,71 @@ def test_closed_objects_that_settle_compile_exactly(items: Any) -> None:
     for _ in range(300):
         doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
         assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
+
+
+# String items that may come down to few completions (searched at every byte) but have at
+# least 2^32 values.
+MANY_STRINGS = [
+    {"type": "string", "maxLength": 3},
+    {"type": "string", "pattern": "^x+y?$"},  # "xy" cannot grow
+    {"type": "string", "format": "uuid"},
+    {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}$"},
+    {"type": "string", "maxLength": 9, "pattern": "^[a-z0-9](-?[a-z0-9])*$"},
+    {"type": ["null", "string"], "maxLength": 4, "minLength": 1},
+]
+
+
+@pytest.mark.parametrize("items", MANY_STRINGS)
+def test_many_strings_compile_exactly(items: Any) -> None:
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        text = schema_to_gbnf(schema, strict=True)
+    assert "#@ distinct-items" in text
+    grammar = gs.Grammar.from_gbnf(text)
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    pool = ['"x"', '"xy"', '"xxy"', '"\\u0078y"', '"abcd"', '"ab"', '"0123abcd-0123"']
+    pool += ['"0123abcd-0124"', '"0123abcd-012\\u0033"', '"12345678-1234-1234-1234-123456789abc"']
+    pool += ["null", '"a-b"', '"a--b"', '"abcdefghij"', '""']
+    rng = random.Random(7)
+    for _ in range(200):
+        doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
+        assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
+
+
+# Two-letter strings over a and b: four values, so copies run out inside an item and between
+# items.
+FOUR_STRINGS = r"""
+root ::= items
+items ::= "[" "]" | "[" str ("," str)* "]"
+str ::= "\"" [ab] [ab] "\""
+#@ distinct-items items
+"""
+
+
+def test_a_string_that_can_only_become_copies_is_refused() -> None:
+    grammar = gs.Grammar.from_gbnf(FOUR_STRINGS)
+    m = gs.Matcher(grammar)
+    assert m.accept_bytes(b'["aa","ab","')
+    assert not m.fork().accept_bytes(b"a")  # "aa" and "ab" are taken
+    assert m.accept_bytes(b"b")
+    assert m.accept_bytes(b'a","')
+    assert not m.fork().accept_bytes(b"ba")
+    assert m.accept_bytes(b'bb"')
+    assert not m.fork().accept_bytes(b",")  # all four are taken: no item can follow
+    assert m.accept_bytes(b"]") and m.can_terminate()
+    assert accepts(grammar, '["ab","ba"]')
+    assert not accepts(grammar, '["ab","ab"]')
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_masks_where_strings_run_out_equal_brute_force(seed: int) -> None:
+    pieces = ["[", "]", ",", '"', "a", "b", '"a', 'a"', "ab", '"ab"', '","', '"]', "aa", 'b",']
+    tokens = [p.encode() for p in pieces] + [b"</s>"]
+    vocab = gs.Vocab(tokens, eos_ids=[len(tokens) - 1])
+    _walk(gs.Grammar.from_gbnf(FOUR_STRINGS), vocab, seed, 40)
 
 
 @pytest.mark.parametrize("items", NOT_OPEN)
@@ -564,3 +629,24 @@ def test_masks_equal_brute_force_where_copies_settle(items: Any, seed: int) -> N
         t = rng.choice(longer if longer and rng.random() < 0.8 else normal)
         assert m.accept_token(t) and plain.accept_token(t)
     assert refused > 0  # the walk met copies to refuse
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_many_string_values_are_kept_apart_until_they_run_out(seed: int) -> None:
+    letters = "abcdefghijkl"  # 12 values: subset rules would need 4,096
+    schema = {"type": "array", "items": {"enum": list(letters)}, "uniqueItems": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        text = schema_to_gbnf(schema, strict=True, whitespace="compact")
+    assert "#@ distinct-items" in text
+    grammar = gs.Grammar.from_gbnf(text)
+    everything = "[" + ",".join(f'"{c}"' for c in letters) + "]"
+    assert accepts(grammar, everything)
+    m = gs.Matcher(grammar)
+    assert m.accept_bytes(everything[:-1].encode())
+    assert not m.fork().accept_bytes(b",")  # nothing new can follow
+    assert not accepts(grammar, '["a","b","a"]')
+    pieces = ["[", "]", ",", '"', *letters, *(f'"{c}"' for c in letters), '","']
+    tokens = [p.encode() for p in pieces] + [b"</s>"]
+    vocab = gs.Vocab(tokens, eos_ids=[len(tokens) - 1])
+    _walk(grammar, vocab, seed, 60)

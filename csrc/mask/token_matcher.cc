@@ -148,8 +148,9 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
   const Vocab& vocab = compiled_->vocab();
   const detail::DistinctItems::Mark mark = distinct->GetMark();
   // A trial scan of the token's bytes first: only a token that closes a copy, begins a copied
-  // literal or ends a value inside an item (where the matcher may walk a forced rest) can be
-  // refused; those get the exact accept test.
+  // literal, ends a value inside an item (where the matcher may walk a forced rest) or
+  // separates two items (the set of values may have run out) can be refused; those get the
+  // exact accept test.
   auto check = [&](TokenId id) {
     const auto bit = static_cast<uint32_t>(id);
     if (!detail::TestBit(words, bit) || vocab.IsEos(id) || vocab.IsSpecial(id)) return;
@@ -158,7 +159,7 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
     bool may_refuse = false;
     for (char c : bytes) {
       const detail::DistinctItems::Closed scan = distinct->Apply(static_cast<uint8_t>(c), 0, true);
-      if (scan.count > 0 || !scan.literal_copy.empty() || scan.settles) {
+      if (scan.count > 0 || !scan.literal_copy.empty() || scan.settles || scan.next_item) {
         may_refuse = true;
         break;
       }
@@ -182,6 +183,10 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
     }
   };
   const Vocab::JsonTokenLists& lists = vocab.JsonTokens();
+  if (distinct->InStringItem()) {
+    ApplyToStringItem(words, check);
+    return;
+  }
   if (distinct->AtItemLevel()) {
     if (distinct->InString()) {  // only a quote can end the string item
       for (TokenId id : lists.quote) check(id);
@@ -222,6 +227,68 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
     auto it = std::lower_bound(lists.quote.begin(), lists.quote.end(), want,
                                [&](TokenId id, std::string_view w) { return content(id) < w; });
     for (; it != lists.quote.end() && content(*it) == want; ++it) check(*it);
+  }
+}
+
+// Inside a string item: a token is refused where it closes a copy (the quote tokens' trial
+// scans) or where the item can only become copies (Matcher: StringItemCanBeNew). That needs
+// some earlier item the string can still become, and happens on the way along that item's
+// text: each such text (and its closing quote) is probed once, and the tokens that run through
+// the refused byte are the run of the sorted tokens that start with the text up to it. Tokens
+// with an escape may spell the same text otherwise: they are tested one by one.
+template <typename Check>
+void TokenMatcher::ApplyToStringItem(uint32_t* words, const Check& check) {
+  detail::DistinctItems* distinct = MatcherAccess::distinct_items(matcher_);
+  const Vocab& vocab = compiled_->vocab();
+  const Vocab::JsonTokenLists& lists = vocab.JsonTokens();
+  Scratch& s = *scratch_;
+  s.remainders.clear();
+  s.remainder_ends.clear();
+  bool all_known = true;
+  if (!distinct->CollectProspects(&s.remainders, &s.remainder_ends, &all_known)) return;
+  for (TokenId id : lists.quote) check(id);
+  const bool by_tokens = MatcherAccess::recognizer(matcher_).HasTokenEdges();
+  auto exact = [&](TokenId id) {
+    const auto bit = static_cast<uint32_t>(id);
+    if (!detail::TestBit(words, bit)) return;
+    bool accepted = false;
+    try {
+      accepted = MatcherAccess::TryToken(matcher_, bit, vocab.Token(id));
+    } catch (const LimitError&) {
+      // Refused, as the masks refuse a token whose step is too large.
+    }
+    if (!accepted) detail::ClearBit(words, bit);
+  };
+  if (!all_known) {  // inside an escape: few tokens continue it
+    const size_t words_used = detail::WordsFor(vocab.size());
+    for (size_t w = 0; w < words_used; ++w) {
+      for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
+        exact(static_cast<TokenId>(w * 32 + static_cast<size_t>(__builtin_ctz(bits))));
+      }
+    }
+    return;
+  }
+  for (TokenId id : lists.escaped) exact(id);
+  const std::string copies = s.remainders;  // probing scans more text
+  const std::vector<size_t> ends = s.remainder_ends;
+  std::string probe;
+  for (size_t k = 0, begin = 0; k < ends.size(); begin = ends[k++]) {
+    probe.assign(copies, begin, ends[k] - begin);
+    probe.push_back('"');
+    const size_t refused = MatcherAccess::FirstRefused(matcher_, probe);
+    if (refused == std::string::npos) continue;
+    const std::string_view through = std::string_view(probe).substr(0, refused + 1);
+    auto it = std::lower_bound(
+        lists.by_bytes.begin(), lists.by_bytes.end(), through,
+        [&](TokenId id, std::string_view text) { return vocab.Token(id) < text; });
+    for (; it != lists.by_bytes.end() && vocab.Token(*it).substr(0, through.size()) == through;
+         ++it) {
+      if (by_tokens) {
+        exact(*it);  // a token reference may still take it
+      } else {
+        detail::ClearBit(words, static_cast<uint32_t>(*it));
+      }
+    }
   }
 }
 

@@ -199,6 +199,9 @@ void DistinctItems::Outside(uint8_t byte, uint32_t offset, uint64_t items_step,
       return;
     }
     case ',':
+      closed->next_item = IsItemPosition() && frames_[top_].candidate;
+      last_token_ = byte;
+      return;
     case ':':
       last_token_ = byte;
       return;
@@ -238,10 +241,31 @@ void DistinctItems::CloseItem(uint32_t frame, std::string_view item, Closed* clo
   r.canon_begin = static_cast<uint32_t>(canon_.size());
   r.canon_size = static_cast<uint32_t>(scratch_.size());
   r.previous = f.last_item;
+  r.ordinal = f.last_item == kNone ? 0 : items_[f.last_item].ordinal + 1;
   canon_.append(scratch_);
   undo_.push_back({frame, kLastItem, f.last_item});
   f.last_item = static_cast<uint32_t>(items_.size());
   items_.push_back(r);
+}
+
+bool DistinctItems::FrameProspects(uint32_t f, uint32_t start, std::string* remainders,
+                                   std::vector<size_t>* ends, bool* all_known) const {
+  bool possible = false;
+  const std::string_view item = ItemText(start, static_cast<uint32_t>(text_.size()));
+  for (uint32_t k = frames_[f].last_item; k != kNone; k = items_[k].previous) {
+    const ItemRecord& r = items_[k];
+    const PrefixAgreement a =
+        AgreeWithValue(item, std::string_view(canon_).substr(r.canon_begin, r.canon_size));
+    if (!a.possible) continue;
+    possible = true;
+    if (a.remainder_known) {
+      remainders->append(a.remainder);
+      ends->push_back(remainders->size());
+    } else {
+      *all_known = false;
+    }
+  }
+  return possible;
 }
 
 bool DistinctItems::CollectProspects(std::string* remainders, std::vector<size_t>* ends,
@@ -251,22 +275,19 @@ bool DistinctItems::CollectProspects(std::string* remainders, std::vector<size_t
     const Frame& frame = frames_[f];
     if (!frame.candidate || frame.item_start == kNone) continue;
     if (f == top_ && mode_ == kOutside) continue;  // between two items of this array
-    const std::string_view item = ItemText(frame.item_start, static_cast<uint32_t>(text_.size()));
-    for (uint32_t k = frame.last_item; k != kNone; k = items_[k].previous) {
-      const ItemRecord& r = items_[k];
-      const PrefixAgreement a =
-          AgreeWithValue(item, std::string_view(canon_).substr(r.canon_begin, r.canon_size));
-      if (!a.possible) continue;
-      possible = true;
-      if (a.remainder_known) {
-        remainders->append(a.remainder);
-        ends->push_back(remainders->size());
-      } else {
-        *all_known = false;
-      }
-    }
+    possible = FrameProspects(f, frame.item_start, remainders, ends, all_known) || possible;
   }
   return possible;
+}
+
+bool DistinctItems::TopItemProspects(std::string* remainders, std::vector<size_t>* ends,
+                                     bool* all_known) const {
+  return FrameProspects(top_, scalar_start_, remainders, ends, all_known);
+}
+
+size_t DistinctItems::TopItemCount() const {
+  const uint32_t last = frames_[top_].last_item;
+  return last == kNone ? 0 : size_t{items_[last].ordinal} + 1;
 }
 
 }  // namespace gbnf::detail

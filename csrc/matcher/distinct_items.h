@@ -39,6 +39,9 @@ class DistinctItems {
     // container, or began a literal, below the item's top level): if the grammar forces the
     // rest of the item from here, the matcher walks it (a forced copy is a dead end).
     bool settles = false;
+    // The byte was a ',' between two items of a candidate array: the matcher checks that a
+    // new item can still follow (a small set of string values can run out).
+    bool next_item = false;
   };
 
   struct Mark {
@@ -79,6 +82,15 @@ class DistinctItems {
   // for each, back to back, each ending at an entry of *ends (else *all_known is false).
   bool CollectProspects(std::string* remainders, std::vector<size_t>* ends,
                         bool* all_known) const;
+  // Inside a string that is an item of a candidate array (the top frame).
+  bool InStringItem() const {
+    return top_ != kNone && frames_[top_].candidate && scalar_is_item_ && InString();
+  }
+  // The finished items of the top frame's array.
+  size_t TopItemCount() const;
+  // CollectProspects for the top frame's unfinished item alone.
+  bool TopItemProspects(std::string* remainders, std::vector<size_t>* ends,
+                        bool* all_known) const;
 
  private:
   enum Mode : uint8_t { kOutside, kString, kEscape, kNumber, kLiteral };
@@ -95,6 +107,7 @@ class DistinctItems {
     uint64_t hash = 0;
     uint32_t canon_begin = 0, canon_size = 0;
     uint32_t previous = kNone;  // the array's item before this one
+    uint32_t ordinal = 0;       // items of the array before this one
   };
   enum Field : uint8_t { kLastItem, kCandidate, kItemStart };
   struct Undo {
@@ -115,6 +128,9 @@ class DistinctItems {
     return std::string_view(text_).substr(begin, end - begin);
   }
   bool IsItemPosition() const { return top_ != kNone && frames_[top_].is_array; }
+  // Adds the prospects of frame `f`'s unfinished item (from offset `start`).
+  bool FrameProspects(uint32_t f, uint32_t start, std::string* remainders,
+                      std::vector<size_t>* ends, bool* all_known) const;
   // Some candidate array encloses frame `f` (not counting `f`): a value in `f` is inside an
   // item of it.
   bool InsideCandidateItem(uint32_t f) const;

@@ -2,6 +2,7 @@
 // history, fork, reset and forced bytes.
 #include "gbnf_sampler/matcher.h"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -34,6 +35,9 @@ class Matcher::Impl {
   bool AcceptEos();
   bool AcceptTokenRef(uint32_t token_id);
   bool AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes);
+  // The index of the first byte of `bytes` the matcher refuses (npos: none), the state left as
+  // it is (the mask filter's probe along an earlier item's text).
+  size_t FirstRefused(std::string_view bytes);
   // Whether AcceptToken would take the token; the state stays as it is (the mask filter's
   // exact test).
   bool TryToken(uint32_t token_id, std::string_view bytes) {
@@ -88,6 +92,12 @@ class Matcher::Impl {
   // See DistinctItems::Closed: literal_copy and settles.
   bool RestCanFinish(std::string_view rest);
   bool walking_ = false;  // RestCanFinish is stepping (no walk inside a walk)
+  static constexpr size_t kMaxStringSearch = 4096;
+  bool StringItemCanBeNew(size_t* budget);
+  bool NewItemCanFollow(size_t* budget);
+  template <typename Body>
+  bool Search(const Body& body);
+  bool searching_ = false;  // StringItemCanBeNew is stepping
 
   std::vector<Snapshot> ring_;  // the last accepted states; capacity max_rollback + 1
   size_t head_ = 0;             // oldest entry
@@ -265,7 +275,104 @@ bool Matcher::Impl::StepByte(uint8_t byte) {
   for (int i = 0; i < closed.count; ++i) distinct_->SetCandidate(closed.frames[i], false);
   if (byte == '[') distinct_->DecideOpened(HasDistinctNodeAt(before));
   if (!closed.literal_copy.empty() && !RestCanFinish(closed.literal_copy)) return false;
-  return !closed.settles || RestCanFinish({});
+  if (closed.settles && !RestCanFinish({})) return false;
+  if (walking_ || searching_) return true;
+  if (distinct_->InStringItem()) return Search([this](size_t* budget) {
+    return StringItemCanBeNew(budget);
+  });
+  if (closed.next_item) return Search([this](size_t* budget) { return NewItemCanFollow(budget); });
+  return true;
+}
+
+template <typename Body>
+bool Matcher::Impl::Search(const Body& body) {
+  searching_ = true;
+  size_t budget = kMaxStringSearch;
+  bool found = true;
+  try {
+    found = body(&budget);
+  } catch (...) {
+    searching_ = false;
+    throw;
+  }
+  searching_ = false;
+  return found;
+}
+
+// After a ',' between items: when the next item can only be a string, whether one that no
+// earlier item has is still possible (StringItemCanBeNew from its opening quote).
+bool Matcher::Impl::NewItemCanFollow(size_t* budget) {
+  std::vector<Item> saved(recognizer_.items().begin(), recognizer_.items().end());
+  const bool complete = recognizer_.complete();
+  const uint64_t step = items_step_;
+  const DistinctItems::Mark mark = distinct_->GetMark();
+  bool found = true;
+  for (size_t n = 0; n < 256; ++n) {  // whitespace the layout forces, then the quote
+    if (recognizer_.complete() || recognizer_.HasTokenEdges()) break;
+    int b = recognizer_.SingleNextByte();
+    if (b < 0) b = recognizer_.SingleNextByteBesidesWhitespace();
+    if (b < 0 || (b != '"' && !IsWhitespaceByte(static_cast<uint8_t>(b)))) break;
+    if (!StepByte(static_cast<uint8_t>(b))) {
+      found = false;
+      break;
+    }
+    if (b == '"') {
+      found = !distinct_->InStringItem() || StringItemCanBeNew(budget);
+      break;
+    }
+  }
+  recognizer_.SetState(saved, complete);
+  items_step_ = step;
+  distinct_->UndoTo(mark);
+  return found;
+}
+
+// Whether the string item being read can still end as a value no earlier item of its array
+// has (a string with few completions, such as a uuid, can come down to copies only: a dead
+// end). True at once when the grammar allows a next byte that no possible copy, escape or
+// closing quote starts with; else a search along the possible copies' texts, one byte at a
+// time, at most *budget steps (spent: assumed new).
+bool Matcher::Impl::StringItemCanBeNew(size_t* budget) {
+  uint64_t allowed[4] = {0, 0, 0, 0};
+  recognizer_.NextBytes(allowed);
+  size_t count = 0;
+  for (uint64_t w : allowed) count += static_cast<size_t>(__builtin_popcountll(w));
+  // Each possible copy allows one next byte (two inside a \\u escape: a hex digit in either
+  // case), and a '\\' or '"' may serve any of them.
+  if (count == 0 || count > 2 * distinct_->TopItemCount() + 2) return true;
+  std::string remainders;
+  std::vector<size_t> ends;
+  bool all_known = true;
+  if (!distinct_->TopItemProspects(&remainders, &ends, &all_known)) return true;
+  uint64_t toward[4] = {0, 0, 0, 0};  // bytes that keep some copy possible
+  if (all_known) {
+    auto mark = [&](uint8_t b) { toward[b >> 6] |= uint64_t{1} << (b & 63); };
+    mark('\\');
+    for (size_t k = 0, begin = 0; k < ends.size(); begin = ends[k++]) {
+      mark(ends[k] == begin ? '"' : static_cast<uint8_t>(remainders[begin]));
+    }
+    for (int i = 0; i < 4; ++i) {
+      if ((allowed[i] & ~toward[i]) != 0) return true;
+    }
+  } else {
+    std::copy(allowed, allowed + 4, toward);
+  }
+  std::vector<Item> saved(recognizer_.items().begin(), recognizer_.items().end());
+  const bool complete = recognizer_.complete();
+  const uint64_t step = items_step_;
+  const DistinctItems::Mark mark = distinct_->GetMark();
+  for (int b = 0; b < 256; ++b) {
+    if (((allowed[b >> 6] & toward[b >> 6]) >> (b & 63) & 1) == 0) continue;
+    if (*budget == 0) return true;
+    --*budget;
+    bool found = StepByte(static_cast<uint8_t>(b));
+    if (found && distinct_->InStringItem()) found = StringItemCanBeNew(budget);
+    recognizer_.SetState(saved, complete);
+    items_step_ = step;
+    distinct_->UndoTo(mark);
+    if (found) return true;
+  }
+  return false;
 }
 
 // Walks on from the byte just read while the rest is certain, then restores the state: `rest`
@@ -310,6 +417,25 @@ bool Matcher::Impl::RestCanFinish(std::string_view rest) {
   }
   restore();
   return ok;
+}
+
+size_t Matcher::Impl::FirstRefused(std::string_view bytes) {
+  size_t refused = std::string_view::npos;
+  PushHistory();
+  size_t i = 0;
+  try {
+    for (; i < bytes.size(); ++i) {
+      if (!StepByte(static_cast<uint8_t>(bytes[i]))) break;
+    }
+  } catch (const LimitError&) {
+    // Refused, as the masks refuse a step too large.
+  } catch (...) {
+    AbortAccept();
+    throw;
+  }
+  if (i < bytes.size()) refused = i;
+  AbortAccept();
+  return refused;
 }
 
 bool Matcher::Impl::HasDistinctNodeAt(uint64_t step) const {
@@ -419,6 +545,9 @@ const Recognizer& MatcherAccess::recognizer(const Matcher& m) { return m.impl().
 bool MatcherAccess::terminated(const Matcher& m) { return m.impl().terminated_; }
 bool MatcherAccess::TryToken(Matcher& m, uint32_t token_id, std::string_view bytes) {
   return m.impl().TryToken(token_id, bytes);
+}
+size_t MatcherAccess::FirstRefused(Matcher& m, std::string_view bytes) {
+  return m.impl().FirstRefused(bytes);
 }
 DistinctItems* MatcherAccess::distinct_items(Matcher& m) {
   return m.impl().distinct_ ? &*m.impl().distinct_ : nullptr;

@@ -2,6 +2,7 @@
 // Defined in matcher.cc, where Matcher::Impl lives.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -21,6 +22,8 @@ class MatcherAccess {
   static const DistinctItems* distinct_items(const Matcher& m);
   // Whether m.AcceptToken would take the token, leaving m as it is.
   static bool TryToken(Matcher& m, uint32_t token_id, std::string_view bytes);
+  // The index of the first byte of `bytes` m would refuse (npos: none), leaving m as it is.
+  static size_t FirstRefused(Matcher& m, std::string_view bytes);
 };
 
 }  // namespace gbnf::detail

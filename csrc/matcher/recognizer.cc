@@ -233,6 +233,14 @@ int Recognizer::SingleNextByteBesidesWhitespace() const {
   return value;
 }
 
+void Recognizer::NextBytes(uint64_t bits[4]) const {
+  for (const Item& it : items_) {
+    for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
+      for (int b = e.lo; b <= e.hi; ++b) bits[b >> 6] |= uint64_t{1} << (b & 63);
+    }
+  }
+}
+
 bool Recognizer::CanTakeInput() const {
   for (const Item& it : items_) {
     if (!automaton_->ByteEdges(it.state).empty() || !automaton_->TokenEdges(it.state).empty()) {

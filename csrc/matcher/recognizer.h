@@ -50,6 +50,8 @@ class Recognizer {
   int SingleNextByte() const;
   // The same, leaving out whitespace bytes (between JSON tokens, where they change no value).
   int SingleNextByteBesidesWhitespace() const;
+  // Sets bit b of bits[b / 64] for every byte value some item can take next.
+  void NextBytes(uint64_t bits[4]) const;
   bool HasTokenEdges() const;
   // Some item can take a byte or a token next.
   bool CanTakeInput() const;

@@ -165,6 +165,8 @@ const Vocab::JsonTokenLists& Vocab::JsonTokens() const {
         }
       }
       if (EndsJsonValue(bytes, false)) out.value_end.push_back(t);
+      if (bytes.find('\\') != std::string_view::npos) out.escaped.push_back(t);
+      out.by_bytes.push_back(t);
     }
     auto content = [this](TokenId t) {
       const std::string_view bytes = Token(t);
@@ -173,6 +175,10 @@ const Vocab::JsonTokenLists& Vocab::JsonTokens() const {
     std::sort(out.quote.begin(), out.quote.end(), [&](TokenId x, TokenId y) {
       const std::string_view cx = content(x), cy = content(y);
       return cx != cy ? cx < cy : x < y;
+    });
+    std::sort(out.by_bytes.begin(), out.by_bytes.end(), [&](TokenId x, TokenId y) {
+      const std::string_view bx = Token(x), by = Token(y);
+      return bx != by ? bx < by : x < y;
     });
   });
   return json_tokens_;

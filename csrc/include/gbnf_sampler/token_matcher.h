@@ -82,6 +82,8 @@ class TokenMatcher {
   // earlier item, or settling one): a trial scan of each token that could, then the exact
   // accept test (the state left as it was) for those that may.
   void ApplyDistinctItems(uint32_t* words);
+  template <typename Check>
+  void ApplyToStringItem(uint32_t* words, const Check& check);
   void AddTokenRefBits(uint32_t* words);
   // Writes all of words[0, num_words): the cached entries' bits (the first bitset entry copied,
   // the others OR-ed in) and the context-dependent tokens that pass a walk.

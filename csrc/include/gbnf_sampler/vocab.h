@@ -71,6 +71,9 @@ class Vocab {
     // closed, a '}' or ']', the first letter of true/false/null, or a number and a byte after
     // it. In id order.
     std::vector<TokenId> value_end;
+    // Every normal token, sorted by its bytes (those that start with a given text are a run),
+    // and those holding a '\\', in id order.
+    std::vector<TokenId> by_bytes, escaped;
   };
   const JsonTokenLists& JsonTokens() const;
 

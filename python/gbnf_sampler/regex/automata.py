@@ -358,6 +358,48 @@ def never_ends(dfa: Dfa) -> bool:
     return infinite == reachable
 
 
+def length_dfa(lo: int, hi: int | None) -> Dfa:
+    """Every string of at least ``lo`` and at most ``hi`` code points (None: no upper bound)."""
+    last = lo if hi is None else hi
+    if last + 1 > MAX_DFA_STATES:
+        raise TooLarge(f"more than {MAX_DFA_STATES} DFA states")
+    trans: list[dict[int, Ranges]] = [{i + 1: ALL} for i in range(last)]
+    trans.append({last: ALL} if hi is None else {})
+    return Dfa(trans, set(range(lo, last + 1)))
+
+
+def size_at_least(dfa: Dfa, n: int) -> bool:
+    """The automaton matches at least ``n`` strings (any number when a loop lies on the way to a
+    match)."""
+    live = _live(dfa)
+    if 0 not in live:
+        return n <= 0
+    memo: dict[int, int] = {}
+    on_path: set[int] = set()
+
+    def count(s: int) -> int:  # strings from state s, capped at n (-1: a loop, infinitely many)
+        if s in memo:
+            return memo[s]
+        if s in on_path:
+            return -1
+        on_path.add(s)
+        total = 1 if s in dfa.accept else 0
+        for t, ranges in dfa.trans[s].items():
+            if t not in live:
+                continue
+            sub = count(t)
+            if sub < 0:
+                total = -1
+                break
+            total = min(n, total + sub * sum(hi - lo + 1 for lo, hi in ranges))
+        on_path.discard(s)
+        memo[s] = total
+        return total
+
+    found = count(0)
+    return found < 0 or found >= n
+
+
 def to_rules(
     dfa: Dfa,
     chars: Callable[[Ranges], str],

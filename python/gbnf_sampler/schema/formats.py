@@ -254,6 +254,16 @@ def format_never_ends(name: str) -> bool:
         return False
 
 
+def format_dfa(name: str) -> automata.Dfa | None:
+    """The automaton of the regular format ``name`` (None: not a regular format, or too large)."""
+    if name not in FORMATS:
+        return None
+    try:
+        return _format_dfa(name)
+    except automata.TooLarge:
+        return None
+
+
 _HOST_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\Z")
 
 

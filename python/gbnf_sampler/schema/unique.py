@@ -25,7 +25,7 @@ from ..limits import MAX_UNIQUE_DOMAIN, MAX_UNIQUE_STATES
 from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import NEVER, elements, wrap
-from .formats import ASSERTED, format_never_ends
+from .formats import ASSERTED, format_dfa, format_never_ends
 from .refs import type_set, value_key
 from .scalars import Unsupported, formats_of, kw_int, pointer, regex_node
 
@@ -103,21 +103,27 @@ def unique_array_rule(
         raise Unsupported("uniqueItems with prefixItems cannot be expressed as a grammar", where)
     values = finite_values(conv, flat.get("items", True), pointer(path, "items"))
     if values is None:
-        if open_ended(conv, flat.get("items", True), pointer(path, "items")):
+        items_path = pointer(path, "items")
+        items = flat.get("items", True)
+        if open_ended(conv, items, items_path) or _many_strings(conv, items, items_path):
             return _distinct(conv, flat, path, depth)
         raise Unsupported(
             "uniqueItems is exact only when the items are a small finite set (enum, const, "
-            "boolean, null, integers within a small minimum/maximum range) or open-ended "
-            "(strings without maxLength, whose pattern or format if any lets every match grow; "
-            "objects that take any further key)",
+            "boolean, null, integers within a small minimum/maximum range), strings with at "
+            "least 2^32 values, or open-ended (any value, unbounded numbers, arrays, objects "
+            "that take any further key, closed objects whose last open member is followed only "
+            "by required constants)",
             where,
         )
     lo = kw_int(flat, "minItems", path, 0) or 0
     hi = min(len(values), kw_int(flat, "maxItems", path) or len(values))
     if sum(comb(len(values), i) for i in range(hi + 1)) > MAX_UNIQUE_STATES:
+        if all(isinstance(v, str) for v in values):
+            # The matcher keeps string items apart, and refuses a "," once they have run out.
+            return None if lo > hi else _distinct(conv, flat, path, depth)
         raise Unsupported(
             f"uniqueItems over {len(values)} values needs more than {MAX_UNIQUE_STATES} "
-            "rules (at most 10 values, or a smaller maxItems)",
+            "rules (at most 10 values, or a smaller maxItems, or only strings)",
             where,
         )
     if lo > hi:
@@ -262,6 +268,49 @@ def _one_spelling(value: Any) -> bool:
     if isinstance(value, list):
         return all(_one_spelling(v) for v in value)
     return value is None or isinstance(value, (bool, str))
+
+
+# More values than items any array can hold (the matcher's text is under 4 GiB): a string
+# item can always be new.
+_INEXHAUSTIBLE = 2**32
+
+
+def _many_strings(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
+    """String items that may come down to few completions on the way (a uuid's last digit, the
+    last character under ``maxLength``) but have at least 2^32 values: the matcher searches for
+    a completion that is no copy at every byte of a string item (csrc/matcher/matcher.cc,
+    ``StringItemCanBeNew``), so such items are exact too, and so is ``null`` or a boolean
+    beside them (decided at their first letter)."""
+    flat = conv.flatten(schema, path, ())
+    if not isinstance(flat, dict):
+        return False
+    types = type_set(flat)
+    if types is None or "string" not in types or not types <= {"string", "null", "boolean"}:
+        return False
+    if not set(flat) - _NOTES <= _OPEN_STRING_KEYS | {"maxLength"}:
+        return False
+    lo = kw_int(flat, "minLength", path, 0) or 0
+    hi = kw_int(flat, "maxLength", path)
+    patterns = [flat["pattern"]] if "pattern" in flat else []
+    asserted = [f for f in formats_of(flat) if f in ASSERTED]
+    if not patterns and not asserted:
+        return hi is None or hi >= max(lo, 2)  # over a million characters: 10^12 of length 2
+    if len(patterns) + len(asserted) > 1:
+        return False
+    try:
+        if asserted:
+            dfa = format_dfa(asserted[0])
+        else:
+            node = regex_node(patterns[0], pointer(path, "pattern"), search=True)
+            if isinstance(node, tree.Lang):
+                dfa = automata.language_dfa(node)
+            else:
+                dfa = automata.from_regex(tree.without(node, tree.SURROGATES))
+        if dfa is not None and (lo > 0 or hi is not None):
+            dfa = automata.intersect(dfa, automata.length_dfa(lo, hi))
+    except (Unsupported, automata.TooLarge):
+        return False
+    return dfa is not None and automata.size_at_least(dfa, _INEXHAUSTIBLE)
 
 
 def _numbers_never_end(flat: dict[str, Any], types: set[str]) -> bool:
