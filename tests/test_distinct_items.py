@@ -438,6 +438,7 @@ def test_a_string_that_can_only_become_copies_is_refused() -> None:
 @pytest.mark.parametrize("seed", range(8))
 def test_masks_where_strings_run_out_equal_brute_force(seed: int) -> None:
     pieces = ["[", "]", ",", '"', "a", "b", '"a', 'a"', "ab", '"ab"', '","', '"]', "aa", 'b",']
+    pieces += ['","aa"', 'a","b']  # an item closed and another begun, or finished, in one token
     tokens = [p.encode() for p in pieces] + [b"</s>"]
     vocab = gs.Vocab(tokens, eos_ids=[len(tokens) - 1])
     _walk(gs.Grammar.from_gbnf(FOUR_STRINGS), vocab, seed, 40)
@@ -598,7 +599,7 @@ def _copy_prone_vocab() -> gs.Vocab:
         '"}}',
     ]
     pieces += ["\\u0061", "\\", "u0061", 'a"', 'b"', '"},', '"}]', "ab", "true", "t", "rue"]
-    pieces += ["false", "f", "alse", '"b"']
+    pieces += ["false", "f", "alse", '"b"', '"},{"a":"a"}', '"},{"a":"', '","']
     tokens = [p.encode() for p in dict.fromkeys(pieces)] + [b"</s>"]
     return gs.Vocab(tokens, eos_ids=[len(tokens) - 1])
 

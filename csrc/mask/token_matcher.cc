@@ -21,6 +21,7 @@ struct TokenMatcher::Scratch {
   std::vector<StateId> states;       // states already merged this step
   std::string remainders;            // ApplyDistinctItems: DistinctItems::CollectProspects
   std::vector<size_t> remainder_ends;
+  std::string probe;                 // ApplyToStringItem: an earlier item's text, then '"'
 };
 
 using detail::MatcherAccess;
@@ -195,12 +196,6 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
     }
     return;
   }
-  // Inside an item: nothing is refused unless the item can still become a copy.
-  Scratch& s = *scratch_;
-  s.remainders.clear();
-  s.remainder_ends.clear();
-  bool all_known = true;
-  if (!distinct->CollectProspects(&s.remainders, &s.remainder_ends, &all_known)) return;
   if (!distinct->InString()) {
     if (distinct->InScalar()) {
       check_allowed();  // a number or literal: few tokens continue it
@@ -209,14 +204,20 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
     }
     return;
   }
-  // In a string only a quote ends anything; with every copy known, only the tokens whose text
-  // before the quote is what one of them still needs can make one (or those quote_more keeps:
-  // an escape before the quote, or another whole value after it).
-  if (!all_known) {
+  // In a string inside an item only a quote ends anything. Unless the item can still become a
+  // copy, only a token that goes on after the quote (quote_more) can be refused; with every
+  // copy known, also those whose text before the quote is what one of them still needs.
+  Scratch& s = *scratch_;
+  s.remainders.clear();
+  s.remainder_ends.clear();
+  bool all_known = true;
+  const bool possible = distinct->CollectProspects(&s.remainders, &s.remainder_ends, &all_known);
+  if (possible && !all_known) {
     for (TokenId id : lists.quote) check(id);
     return;
   }
   for (TokenId id : lists.quote_more) check(id);
+  if (!possible) return;
   auto content = [&](TokenId id) {
     const std::string_view bytes = vocab.Token(id);
     return bytes.substr(0, bytes.find('"'));
@@ -241,12 +242,12 @@ void TokenMatcher::ApplyToStringItem(uint32_t* words, const Check& check) {
   detail::DistinctItems* distinct = MatcherAccess::distinct_items(matcher_);
   const Vocab& vocab = compiled_->vocab();
   const Vocab::JsonTokenLists& lists = vocab.JsonTokens();
+  for (TokenId id : lists.quote) check(id);  // closing a copy, or what follows the quote
   Scratch& s = *scratch_;
   s.remainders.clear();
   s.remainder_ends.clear();
   bool all_known = true;
   if (!distinct->CollectProspects(&s.remainders, &s.remainder_ends, &all_known)) return;
-  for (TokenId id : lists.quote) check(id);
   const bool by_tokens = MatcherAccess::recognizer(matcher_).HasTokenEdges();
   auto exact = [&](TokenId id) {
     const auto bit = static_cast<uint32_t>(id);
@@ -269,15 +270,12 @@ void TokenMatcher::ApplyToStringItem(uint32_t* words, const Check& check) {
     return;
   }
   for (TokenId id : lists.escaped) exact(id);
-  const std::string copies = s.remainders;  // probing scans more text
-  const std::vector<size_t> ends = s.remainder_ends;
-  std::string probe;
-  for (size_t k = 0, begin = 0; k < ends.size(); begin = ends[k++]) {
-    probe.assign(copies, begin, ends[k] - begin);
-    probe.push_back('"');
-    const size_t refused = MatcherAccess::FirstRefused(matcher_, probe);
+  for (size_t k = 0, begin = 0; k < s.remainder_ends.size(); begin = s.remainder_ends[k++]) {
+    s.probe.assign(s.remainders, begin, s.remainder_ends[k] - begin);
+    s.probe.push_back('"');
+    const size_t refused = MatcherAccess::FirstRefused(matcher_, s.probe);
     if (refused == std::string::npos) continue;
-    const std::string_view through = std::string_view(probe).substr(0, refused + 1);
+    const std::string_view through = std::string_view(s.probe).substr(0, refused + 1);
     auto it = std::lower_bound(
         lists.by_bytes.begin(), lists.by_bytes.end(), through,
         [&](TokenId id, std::string_view text) { return vocab.Token(id) < text; });

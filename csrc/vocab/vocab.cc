@@ -159,8 +159,9 @@ const Vocab::JsonTokenLists& Vocab::JsonTokens() const {
       const size_t quote = bytes.find('"');
       if (quote != std::string_view::npos) {
         out.quote.push_back(t);
+        const std::string_view after = bytes.substr(quote + 1);
         if (bytes.substr(0, quote).find('\\') != std::string_view::npos ||
-            EndsJsonValue(bytes.substr(quote + 1), true)) {
+            after.find(',') != std::string_view::npos || EndsJsonValue(after, true)) {
           out.quote_more.push_back(t);
         }
       }
