@@ -9,6 +9,7 @@
 #include "mask/prefix_walker.h"
 #include "mask/trie_walks.h"
 #include "mask/whitespace_filter.h"
+#include "matcher/json_prefix.h"
 #include "matcher/matcher_access.h"
 #include "support/bits.h"
 
@@ -21,7 +22,10 @@ struct TokenMatcher::Scratch {
   std::vector<StateId> states;       // states already merged this step
   std::string remainders;            // ApplyDistinctItems: DistinctItems::CollectProspects
   std::vector<size_t> remainder_ends;
-  std::string probe;                 // ApplyToStringItem: an earlier item's text, then '"'
+  std::string probe;                 // ApplyToStringItem: the copies' texts, each with '"'
+  std::vector<std::string_view> probe_texts;
+  std::vector<size_t> probe_refused;
+  std::string decoded;               // ApplyToStringItem: an escaped token's text
 };
 
 using detail::MatcherAccess;
@@ -205,8 +209,10 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
     return;
   }
   // In a string inside an item only a quote ends anything. Unless the item can still become a
-  // copy, only a token that goes on after the quote (quote_more) can be refused; with every
-  // copy known, also those whose text before the quote is what one of them still needs.
+  // copy, only a token that goes on to another whole value after the quote (quote_more) can be
+  // refused (a ',' after it cannot be: the array's items are containers here, and only string
+  // items run out); with every copy known, also those whose text before the quote is what one
+  // of them still needs.
   Scratch& s = *scratch_;
   s.remainders.clear();
   s.remainder_ends.clear();
@@ -269,13 +275,39 @@ void TokenMatcher::ApplyToStringItem(uint32_t* words, const Check& check) {
     }
     return;
   }
-  for (TokenId id : lists.escaped) exact(id);
+  // A token with an escape can spell a copy's text otherwise: tested when what it spells before
+  // any quote keeps some copy possible (or stops inside an escape).
+  for (TokenId id : lists.escaped) {
+    if (!detail::TestBit(words, static_cast<uint32_t>(id))) continue;
+    s.decoded.clear();
+    const std::string_view bytes = vocab.Token(id);
+    const bool whole = detail::DecodeJsonStringPart(bytes.substr(0, bytes.find('"')), &s.decoded);
+    bool keeps = !whole;
+    for (size_t k = 0, begin = 0; k < s.remainder_ends.size() && !keeps; begin = s.remainder_ends[k++]) {
+      const std::string_view r = std::string_view(s.remainders).substr(begin, s.remainder_ends[k] - begin);
+      keeps = r.substr(0, s.decoded.size()) == s.decoded;
+    }
+    if (keeps) exact(id);
+  }
+  // Each possible copy's text and closing quote, sorted so that shared prefixes are probed once.
+  s.probe.clear();
+  s.probe_texts.clear();
   for (size_t k = 0, begin = 0; k < s.remainder_ends.size(); begin = s.remainder_ends[k++]) {
-    s.probe.assign(s.remainders, begin, s.remainder_ends[k] - begin);
+    s.probe.append(s.remainders, begin, s.remainder_ends[k] - begin);
     s.probe.push_back('"');
-    const size_t refused = MatcherAccess::FirstRefused(matcher_, s.probe);
+  }
+  for (size_t k = 0, begin = 0; k < s.remainder_ends.size(); ++k) {
+    const size_t size = s.remainder_ends[k] - (k == 0 ? 0 : s.remainder_ends[k - 1]) + 1;
+    s.probe_texts.push_back(std::string_view(s.probe).substr(begin, size));
+    begin += size;
+  }
+  std::sort(s.probe_texts.begin(), s.probe_texts.end());
+  s.probe_texts.erase(std::unique(s.probe_texts.begin(), s.probe_texts.end()), s.probe_texts.end());
+  MatcherAccess::ProbeTexts(matcher_, s.probe_texts, &s.probe_refused);
+  for (size_t k = 0; k < s.probe_texts.size(); ++k) {
+    const size_t refused = s.probe_refused[k];
     if (refused == std::string::npos) continue;
-    const std::string_view through = std::string_view(s.probe).substr(0, refused + 1);
+    const std::string_view through = s.probe_texts[k].substr(0, refused + 1);
     auto it = std::lower_bound(
         lists.by_bytes.begin(), lists.by_bytes.end(), through,
         [&](TokenId id, std::string_view text) { return vocab.Token(id) < text; });

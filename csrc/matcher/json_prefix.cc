@@ -184,6 +184,22 @@ class Reader {
     return v;
   }
 
+ public:
+  // Decodes the string at p_[i_] (its opening quote) to its end, or to the end of the prefix;
+  // false when the prefix stops inside an escape.
+  bool DecodeString(std::string* out) {
+    ++i_;
+    while (!AtEnd() && p_[i_] != '"') {
+      if (p_[i_] == '\\') {
+        if (!Escape(out)) return false;
+      } else {
+        out->push_back(p_[i_++]);
+      }
+    }
+    return true;
+  }
+
+ private:
   // The string at p_[i_] against `bytes` (a value's string or an object key).
   Result StringAgainst(std::string_view bytes, bool is_value) {
     ++i_;  // the opening quote
@@ -349,6 +365,15 @@ class Reader {
 };
 
 }  // namespace
+
+bool DecodeJsonStringPart(std::string_view part, std::string* out) {
+  // Read as the prefix '"' + part against a string value it cannot finish: the reader decodes.
+  std::string prefix = "\"";
+  prefix.append(part);
+  PrefixAgreement unused;
+  Reader reader(prefix, {}, &unused);
+  return reader.DecodeString(out);
+}
 
 PrefixAgreement AgreeWithValue(std::string_view prefix, std::string_view canonical) {
   PrefixAgreement out;

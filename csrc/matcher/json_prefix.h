@@ -22,4 +22,9 @@ struct PrefixAgreement {
 // (json_canonical.h; a raw form, for text that is not JSON, agrees only by being possible).
 PrefixAgreement AgreeWithValue(std::string_view prefix, std::string_view canonical);
 
+// Appends to *out the UTF-8 that `part`, the inside of a JSON string, spells (escapes decoded).
+// False when `part` stops inside an escape (or holds a malformed one): *out then has what came
+// before it.
+bool DecodeJsonStringPart(std::string_view part, std::string* out);
+
 }  // namespace gbnf::detail

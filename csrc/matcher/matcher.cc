@@ -35,9 +35,8 @@ class Matcher::Impl {
   bool AcceptEos();
   bool AcceptTokenRef(uint32_t token_id);
   bool AcceptToken(uint32_t token_id, std::string_view bytes, bool match_bytes);
-  // The index of the first byte of `bytes` the matcher refuses (npos: none), the state left as
-  // it is (the mask filter's probe along an earlier item's text).
-  size_t FirstRefused(std::string_view bytes);
+  // See MatcherAccess::ProbeTexts.
+  void ProbeTexts(const std::vector<std::string_view>& texts, std::vector<size_t>* refused);
   // Whether AcceptToken would take the token; the state stays as it is (the mask filter's
   // exact test).
   bool TryToken(uint32_t token_id, std::string_view bytes) {
@@ -105,6 +104,13 @@ class Matcher::Impl {
   size_t ring_bytes_ = 0;       // SlotBytes summed over every slot, live or not
   std::vector<Item> token_items_;  // AcceptToken's token-edge result, reused
   std::vector<Item> walk_items_;   // RestCanFinish's saved state, reused
+  struct ProbeState {
+    std::vector<Item> items;
+    bool complete = false;
+    uint64_t items_step = 0;
+    DistinctItems::Mark distinct;
+  };
+  std::vector<ProbeState> probe_states_;  // ProbeTexts' states along a path, reused
 
  public:
   size_t history() const { return count_; }
@@ -419,23 +425,57 @@ bool Matcher::Impl::RestCanFinish(std::string_view rest) {
   return ok;
 }
 
-size_t Matcher::Impl::FirstRefused(std::string_view bytes) {
-  size_t refused = std::string_view::npos;
-  PushHistory();
-  size_t i = 0;
+void Matcher::Impl::ProbeTexts(const std::vector<std::string_view>& texts,
+                               std::vector<size_t>* refused) {
+  refused->assign(texts.size(), std::string_view::npos);
+  if (texts.empty()) return;
+  // probe_states_[j]: the state before byte j of the path stepped so far (depth bytes long).
+  auto save = [&](size_t j) {
+    if (probe_states_.size() <= j) probe_states_.resize(j + 1);
+    ProbeState& p = probe_states_[j];
+    p.items.assign(recognizer_.items().begin(), recognizer_.items().end());
+    p.complete = recognizer_.complete();
+    p.items_step = items_step_;
+    p.distinct = distinct_->GetMark();
+  };
+  auto restore = [&](size_t j) {
+    const ProbeState& p = probe_states_[j];
+    recognizer_.SetState(p.items, p.complete);
+    items_step_ = p.items_step;
+    distinct_->UndoTo(p.distinct);
+  };
+  save(0);
+  std::string_view path;  // the bytes stepped, a prefix of the previous text
   try {
-    for (; i < bytes.size(); ++i) {
-      if (!StepByte(static_cast<uint8_t>(bytes[i]))) break;
+    for (size_t k = 0; k < texts.size(); ++k) {
+      const std::string_view text = texts[k];
+      size_t common = 0;
+      while (common < path.size() && common < text.size() && path[common] == text[common]) {
+        ++common;
+      }
+      restore(common);
+      path = text.substr(0, common);
+      for (size_t j = common; j < text.size(); ++j) {
+        save(j);
+        bool ok = false;
+        try {
+          ok = StepByte(static_cast<uint8_t>(text[j]));
+        } catch (const LimitError&) {
+          // Refused, as the masks refuse a step too large.
+        }
+        if (!ok) {
+          (*refused)[k] = j;
+          restore(j);
+          break;
+        }
+        path = text.substr(0, j + 1);
+      }
     }
-  } catch (const LimitError&) {
-    // Refused, as the masks refuse a step too large.
   } catch (...) {
-    AbortAccept();
+    restore(0);
     throw;
   }
-  if (i < bytes.size()) refused = i;
-  AbortAccept();
-  return refused;
+  restore(0);
 }
 
 bool Matcher::Impl::HasDistinctNodeAt(uint64_t step) const {
@@ -546,8 +586,9 @@ bool MatcherAccess::terminated(const Matcher& m) { return m.impl().terminated_; 
 bool MatcherAccess::TryToken(Matcher& m, uint32_t token_id, std::string_view bytes) {
   return m.impl().TryToken(token_id, bytes);
 }
-size_t MatcherAccess::FirstRefused(Matcher& m, std::string_view bytes) {
-  return m.impl().FirstRefused(bytes);
+void MatcherAccess::ProbeTexts(Matcher& m, const std::vector<std::string_view>& texts,
+                               std::vector<size_t>* refused) {
+  m.impl().ProbeTexts(texts, refused);
 }
 DistinctItems* MatcherAccess::distinct_items(Matcher& m) {
   return m.impl().distinct_ ? &*m.impl().distinct_ : nullptr;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "gbnf_sampler/matcher.h"
 #include "matcher/distinct_items.h"
@@ -22,8 +23,11 @@ class MatcherAccess {
   static const DistinctItems* distinct_items(const Matcher& m);
   // Whether m.AcceptToken would take the token, leaving m as it is.
   static bool TryToken(Matcher& m, uint32_t token_id, std::string_view bytes);
-  // The index of the first byte of `bytes` m would refuse (npos: none), leaving m as it is.
-  static size_t FirstRefused(Matcher& m, std::string_view bytes);
+  // For each of `texts`, sorted, the index of the first byte m would refuse reading it from
+  // the current state (npos: none); the steps of a prefix shared with the text before are
+  // taken once, and m is left as it is.
+  static void ProbeTexts(Matcher& m, const std::vector<std::string_view>& texts,
+                         std::vector<size_t>* refused);
 };
 
 }  // namespace gbnf::detail

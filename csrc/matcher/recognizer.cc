@@ -236,7 +236,11 @@ int Recognizer::SingleNextByteBesidesWhitespace() const {
 void Recognizer::NextBytes(uint64_t bits[4]) const {
   for (const Item& it : items_) {
     for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
-      for (int b = e.lo; b <= e.hi; ++b) bits[b >> 6] |= uint64_t{1} << (b & 63);
+      for (int w = e.lo >> 6; w <= e.hi >> 6; ++w) {  // the range's bits, a word at a time
+        const int lo = w == e.lo >> 6 ? e.lo & 63 : 0;
+        const int hi = w == e.hi >> 6 ? e.hi & 63 : 63;
+        bits[w] |= (~uint64_t{0} >> (63 - hi)) & (~uint64_t{0} << lo);
+      }
     }
   }
 }

@@ -117,7 +117,8 @@ bool IsNumberByte(char c) {
 
 // Whether `bytes`, read from outside a JSON string, finish a value: with `own` false, any
 // value (a '}' or ']' closes one opened before them); with `own` true, only a value they also
-// begin.
+// begin. Bytes that cannot be JSON there (a letter that starts no literal) end the reading:
+// such a token is never allowed at that place.
 bool EndsJsonValue(std::string_view bytes, bool own) {
   bool in_string = false, in_number = false;
   int depth = 0;  // containers opened by `bytes`
@@ -130,18 +131,41 @@ bool EndsJsonValue(std::string_view bytes, bool own) {
     }
     if (in_number) {
       if (!IsNumberByte(c)) return true;
-      in_number = false;
+      continue;
     }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      if (!own || depth > 0) return true;
-    } else if (c == 't' || c == 'f' || c == 'n') {
-      return true;
-    } else if ((c >= '0' && c <= '9') || c == '-') {
-      in_number = true;
+    switch (c) {
+      case '"':
+        in_string = true;
+        break;
+      case '{':
+      case '[':
+        ++depth;
+        break;
+      case '}':
+      case ']':
+        if (!own || depth > 0) return true;
+        --depth;
+        break;
+      case 't':
+      case 'f':
+      case 'n': {
+        const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        const std::string_view rest = bytes.substr(i, word.size());
+        return rest == word.substr(0, rest.size());  // a literal begun is a value decided
+      }
+      case ',':
+      case ':':
+      case ' ':
+      case '\t':
+      case '\n':
+      case '\r':
+        break;
+      default:
+        if ((c >= '0' && c <= '9') || c == '-') {
+          in_number = true;
+          break;
+        }
+        return false;
     }
   }
   return false;
@@ -159,9 +183,8 @@ const Vocab::JsonTokenLists& Vocab::JsonTokens() const {
       const size_t quote = bytes.find('"');
       if (quote != std::string_view::npos) {
         out.quote.push_back(t);
-        const std::string_view after = bytes.substr(quote + 1);
         if (bytes.substr(0, quote).find('\\') != std::string_view::npos ||
-            after.find(',') != std::string_view::npos || EndsJsonValue(after, true)) {
+            EndsJsonValue(bytes.substr(quote + 1), true)) {
           out.quote_more.push_back(t);
         }
       }

@@ -64,8 +64,8 @@ class Vocab {
   // The normal tokens the "#@ distinct-items" mask filter looks at, found on the first call.
   struct JsonTokenLists {
     // Those holding a '"' (the only ones that can end a JSON string), sorted by their bytes
-    // before the first '"' (then by id); and those of them, in id order, with a '\\' before it,
-    // or a ',' after it, or that begin and end another value after it (as '", "a"').
+    // before the first '"' (then by id); and those of them, in id order, with a '\\' before it
+    // or that begin and end another value after it (as '", "a"').
     std::vector<TokenId> quote, quote_more;
     // Those that end a JSON value when read from outside a string: a string opened and
     // closed, a '}' or ']', the first letter of true/false/null, or a number and a byte after
