@@ -283,9 +283,11 @@ void TokenMatcher::ApplyToStringItem(uint32_t* words, const Check& check) {
     const std::string_view bytes = vocab.Token(id);
     const bool whole = detail::DecodeJsonStringPart(bytes.substr(0, bytes.find('"')), &s.decoded);
     bool keeps = !whole;
-    for (size_t k = 0, begin = 0; k < s.remainder_ends.size() && !keeps; begin = s.remainder_ends[k++]) {
-      const std::string_view r = std::string_view(s.remainders).substr(begin, s.remainder_ends[k] - begin);
-      keeps = r.substr(0, s.decoded.size()) == s.decoded;
+    for (size_t k = 0, begin = 0; k < s.remainder_ends.size() && !keeps;
+         begin = s.remainder_ends[k++]) {
+      const std::string_view copy =
+          std::string_view(s.remainders).substr(begin, s.remainder_ends[k] - begin);
+      keeps = copy.substr(0, s.decoded.size()) == s.decoded;
     }
     if (keeps) exact(id);
   }
@@ -302,7 +304,8 @@ void TokenMatcher::ApplyToStringItem(uint32_t* words, const Check& check) {
     begin += size;
   }
   std::sort(s.probe_texts.begin(), s.probe_texts.end());
-  s.probe_texts.erase(std::unique(s.probe_texts.begin(), s.probe_texts.end()), s.probe_texts.end());
+  s.probe_texts.erase(std::unique(s.probe_texts.begin(), s.probe_texts.end()),
+                      s.probe_texts.end());
   MatcherAccess::ProbeTexts(matcher_, s.probe_texts, &s.probe_refused);
   for (size_t k = 0; k < s.probe_texts.size(); ++k) {
     const size_t refused = s.probe_refused[k];

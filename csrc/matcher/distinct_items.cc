@@ -194,7 +194,9 @@ void DistinctItems::Outside(uint8_t byte, uint32_t offset, uint64_t items_step,
       if (top_ == kNone) return;
       const uint32_t done = top_;
       top_ = frames_[done].parent;
-      if (IsItemPosition()) CloseItem(top_, ItemText(frames_[done].open_offset, offset + 1), closed);
+      if (IsItemPosition()) {
+        CloseItem(top_, ItemText(frames_[done].open_offset, offset + 1), closed);
+      }
       closed->settles = closed->settles || InsideCandidateItem(top_);
       return;
     }
@@ -217,9 +219,8 @@ bool DistinctItems::HasItem(uint32_t frame, std::string_view item) {
   const uint64_t hash = std::hash<std::string_view>()(scratch_);
   for (uint32_t k = frames_[frame].last_item; k != kNone; k = items_[k].previous) {
     const ItemRecord& r = items_[k];
-    if (r.hash == hash && std::string_view(canon_).substr(r.canon_begin, r.canon_size) == scratch_) {
-      return true;
-    }
+    const std::string_view canon = std::string_view(canon_).substr(r.canon_begin, r.canon_size);
+    if (r.hash == hash && canon == scratch_) return true;
   }
   return false;
 }

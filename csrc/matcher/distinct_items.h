@@ -8,10 +8,11 @@
 // for "[") and keeps, per open array that the parse marked as a candidate, the canonical
 // forms of its finished items (json_canonical.h). It also tells the matcher where an item's
 // value may be settled before its last byte (Closed::literal_copy, Closed::settles): there the
-// matcher walks the rest the grammar forces and refuses the byte if that rest is a copy. An array is known by the step of the parser
-// items it was predicted in, the `step` of its rule's stack node, so the recognizer can drop
-// exactly the parses inside that array (Recognizer::SetBlocked). Every change is undoable to a
-// Mark (the matcher's rollback history and the mask filter's trial runs).
+// matcher walks the rest the grammar forces and refuses the byte if that rest is a copy; and
+// where string items may have run out (Closed::next_item). An array is known by the step of
+// the parser items it was predicted in, the `step` of its rule's stack node, so the recognizer
+// can drop exactly the parses inside that array (Recognizer::SetBlocked). Every change is
+// undoable to a Mark (the matcher's rollback history and the mask filter's trial runs).
 #pragma once
 
 #include <cstddef>

@@ -224,7 +224,9 @@ int Recognizer::SingleNextByteBesidesWhitespace() const {
   for (const Item& it : items_) {
     for (const ByteEdge& e : automaton_->ByteEdges(it.state)) {
       bool all_space = true;
-      for (int b = e.lo; b <= e.hi && all_space; ++b) all_space = IsWhitespaceByte(static_cast<uint8_t>(b));
+      for (int b = e.lo; b <= e.hi && all_space; ++b) {
+        all_space = IsWhitespaceByte(static_cast<uint8_t>(b));
+      }
       if (all_space) continue;
       if (e.lo != e.hi || (value >= 0 && value != e.lo)) return -1;
       value = e.lo;

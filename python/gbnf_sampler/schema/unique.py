@@ -6,11 +6,13 @@ Distinct items are not context-free in general, but when the items can only be o
 language: one rule per set S of values already written, ``S ::= "," v S+{v} | ...`` for every
 v not in S.
 That is 2^k rules at most (fewer with ``maxItems``), so k is capped by :data:`MAX_UNIQUE_STATES`.
-When the items are open-ended instead (:func:`open_ended`: free strings, objects that take
-any further key, and unions of them), the array rule is an ordinary one marked by a
-``#@ distinct-items`` directive, and the matcher refuses the byte that would close an item equal
-to an earlier one (csrc/matcher/distinct_items.h). Open-endedness is what keeps that exact: until
-its last byte, an item can still become infinitely many values, so a prefix the matcher accepts
+When the items are open-ended instead (:func:`open_ended`: any value, free strings, unbounded
+numbers, arrays, objects that take any further key, closed objects that settle, and unions of
+them), or strings with at least 2^32 values (:func:`_many_strings`), or string enums too large
+for subset rules, the array rule is an ordinary one marked by a ``#@ distinct-items``
+directive, and the matcher refuses the byte that would close an item equal to an earlier one,
+or that leaves the item nothing but copies to become (csrc/matcher/distinct_items.h,
+matcher.cc). What the converter checks is what keeps that exact: a prefix the matcher accepts
 can always be finished with an item that is new. Elsewhere ``uniqueItems`` is reported
 (SchemaError when strict, dropped with a warning otherwise).
 """
@@ -150,8 +152,10 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     :func:`automata.never_ends`), an object that accepts any number of further keys, an array
     without maxItems whose items are free, a number without bounds, an integer of at least 1
     with no upper bound, ``true``/``false``/``null``, or a choice among those (finitely many
-    other values may join or leave the choice: they change no prefix's infinity).
-    Closed objects, bounded numbers and bounded strings are not."""
+    other values may join or leave the choice: they change no prefix's infinity); a closed
+    object only when the rest is forced once its last open member ends
+    (:func:`_closed_object_settles`). Bounded numbers and bounded strings are not (string
+    items have their own rule, :func:`_many_strings`)."""
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
         return flat is True
