@@ -6,6 +6,7 @@ need not import the converter."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -46,6 +47,10 @@ class SubschemaCompiler(Protocol):
 
     def unsupported(self, err: Any) -> None:
         """Reports what cannot be compiled exactly (an error when strict, else a warning)."""
+        ...
+
+    def plain_integers(self) -> AbstractContextManager[None]:
+        """Within it, integers are spelled with their digits only (no ``1.0``)."""
         ...
 
 

@@ -7,8 +7,11 @@ no JSON value satisfies the subschema.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import SchemaError
@@ -87,25 +90,47 @@ def _hint(path: str) -> str:
     return tokens[-1].replace("~1", "-").replace("~0", "-") if tokens else "value"
 
 
+_OLD_DRAFT = re.compile(r"json-schema\.org/draft-0[34]/schema")
+
+
+def _draft_before_6(root: Any) -> bool:
+    """Whether the root's ``$schema`` names draft 3 or 4 (as jsonschema's validator_for reads
+    it: no ``$schema`` means the latest draft)."""
+    meta = root.get("$schema") if isinstance(root, dict) else None
+    return isinstance(meta, str) and _OLD_DRAFT.search(meta) is not None
+
+
 class Converter:
     def __init__(self, root: Any, options: Options) -> None:
         self.options = options
         self.resolver = Resolver(root, options.documents)
         self.rules = Rules()
         self.layout = Layout(self.rules, options.whitespace, options.max_whitespace, options.indent)
-        self.ref_rules: dict[tuple[str, int], str | None] = {}
-        self.merged_rules: dict[tuple[str, int], str | None] = {}
+        self.ref_rules: dict[tuple[str, int, bool], str | None] = {}
+        self.merged_rules: dict[tuple[str, int, bool], str | None] = {}
         self.nesting = 0
         self.logic_depth = 0
         self.checker = KeywordChecker(self.options.strict)
         self.instances = InstanceChecker(self.resolve_target)
         self.checker.check(self.resolver.root, "")
+        # Drafts 3 and 4 count only numbers without a fraction as integers; later ones 1.0 too.
+        self.integer_zero_tail = not _draft_before_6(self.resolver.root)
 
     def convert(self) -> str:
         expr = self.value(self.resolver.root, "", 0)
         if expr is None:
             raise SchemaError("no JSON value satisfies the schema", "")
         return self.rules.text(expr)
+
+    @contextlib.contextmanager
+    def plain_integers(self) -> Iterator[None]:
+        """Integers spelled without a zero fraction or exponent inside: items kept distinct at
+        run time must be able to become new values until they end (``1.`` can only be 1)."""
+        saved, self.integer_zero_tail = self.integer_zero_tail, False
+        try:
+            yield
+        finally:
+            self.integer_zero_tail = saved
 
     def unsupported(self, err: Unsupported) -> None:
         if self.options.strict:
@@ -142,7 +167,11 @@ class Converter:
     def merged_value(self, flat: Any, path: str, depth: int) -> str | None:
         """``flat_value`` for a schema built by merging; identical merged schemas share one
         rule, so recursion through ``allOf``/``$ref`` siblings gives a recursive grammar."""
-        key = (json.dumps(flat, sort_keys=True, default=str), self.layout.depth(depth))
+        key = (
+            json.dumps(flat, sort_keys=True, default=str),
+            self.layout.depth(depth),
+            self.integer_zero_tail,
+        )
         if key in self.merged_rules:
             return self.merged_rules[key]
         name = self.rules.reserve(_hint(path))
@@ -177,7 +206,7 @@ class Converter:
         if found is None:
             return any_value(self.rules, self.layout, depth)
         target, ptr = found
-        key = (ptr, self.layout.depth(depth))
+        key = (ptr, self.layout.depth(depth), self.integer_zero_tail)
         if key not in self.ref_rules:
             name = self.rules.reserve(_hint(ptr) if ptr else "root-schema")
             self.ref_rules[key] = name
@@ -332,7 +361,7 @@ class Converter:
         if t == "string":
             return string_rule(self.rules, flat, path, hint)
         if t == "integer":
-            return integer_rule(self.rules, flat, path, hint)
+            return integer_rule(self.rules, flat, path, hint, self.integer_zero_tail)
         if t == "number":
             return number_rule(self.rules, flat, path, hint)
         if t == "array":

@@ -1,6 +1,10 @@
 """Exact grammars for JSON numbers in a range, and integers that are multiples of a number.
 
-Integers: every decimal spelling without leading zeros of every integer in ``[lo, hi]``.
+Integers: every decimal spelling without leading zeros of every integer in ``[lo, hi]`` (``-0``
+for zero too) and, where the draft counts ``1.0`` as an integer (6 and later) or the type is
+``number``, the same digits with a zero fraction and a zero exponent (``1.0``, ``1.00E+0``).
+Other exponent spellings of integers (``1e3``, ``1.5e1``) are refused, as for ``enum`` numbers:
+all of them together are not context-free (the exponent would have to count digits).
 Numbers with a bound: every spelling ``-?I(.F)?`` (no exponent) whose value is in the interval.
 Exponent forms (``1e3``) are only accepted for unbounded numbers: with a bound they are rejected
 (sound, but incomplete for values json.dumps prints with an exponent, e.g. ``1e-05``).
@@ -81,8 +85,32 @@ def natural_range(lo: int, hi: int | None) -> Node:
     return tree.alt(*options)
 
 
+# The zero fraction and zero exponent an integer's digits may carry: ``1.0``, ``1.00e+0``.
+ZERO_TAIL: Node = tree.seq(
+    tree.rep(tree.seq(tree.char(0x2E), tree.Rep(tree.char(0x30), 1, None)), 0, 1),
+    tree.rep(
+        tree.seq(
+            Chars(((0x45, 0x45), (0x65, 0x65))),
+            tree.rep(Chars(((0x2B, 0x2B), (0x2D, 0x2D))), 0, 1),
+            tree.Rep(tree.char(0x30), 1, None),
+        ),
+        0,
+        1,
+    ),
+)
+
+
+def integer_spellings(lo: int | None, hi: int | None, zero_tail: bool) -> Node:
+    """Integers in [lo, hi] (None: unbounded on that side), ``-0`` included when 0 is;
+    ``zero_tail``: also with :data:`ZERO_TAIL` after the digits."""
+    digits = integer_range(lo, hi)
+    if (lo is None or lo <= 0) and (hi is None or hi >= 0):
+        digits = tree.alt(digits, tree.literal("-0"))
+    return tree.seq(digits, ZERO_TAIL) if zero_tail and digits != NEVER else digits
+
+
 def integer_range(lo: int | None, hi: int | None) -> Node:
-    """Integers in [lo, hi] (None: unbounded on that side)."""
+    """Integers in [lo, hi] (None: unbounded on that side), one spelling each."""
     options: list[Node] = []
     if lo is None or lo < 0:
         mag_lo = 1 if hi is None or hi >= 0 else -hi
@@ -273,6 +301,11 @@ def multiple_of_rules(k: int, prefix: str) -> tuple[str, dict[str, str]]:
         starts.setdefault(d % k, []).append(d)
     first = " | ".join(f"{_digit_class(ds)} {prefix}-{t}" for t, ds in sorted(starts.items()))
     return f'"-"? ("0" | {first})', rules
+
+
+def zero_tail_gbnf() -> str:
+    """:data:`ZERO_TAIL` as GBNF (parenthesized)."""
+    return "(" + tree.to_gbnf(ZERO_TAIL) + ")"
 
 
 def _digit_class(ds: list[int]) -> str:

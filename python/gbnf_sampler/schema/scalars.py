@@ -278,27 +278,34 @@ def _int_bounds(schema: dict[str, Any], path: str) -> tuple[int | None, int | No
     return ilo, ihi
 
 
-def integer_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> str | None:
+def integer_rule(
+    rules: Rules, schema: dict[str, Any], path: str, hint: str, zero_tail: bool
+) -> str | None:
+    """Integers in the schema's bounds that are multiples of its ``multipleOf``; ``zero_tail``:
+    also spelled with a zero fraction or exponent (``1.0``: an integer from draft 6 on, and
+    always a number)."""
     lo, hi = _int_bounds(schema, path)
     if lo is not None and hi is not None and lo > hi:
         return None
     k = _integer_multiple(schema, path)
     if k is None or k == 1:
-        return rules.add(hint, tree.to_gbnf(number_ranges.integer_range(lo, hi)))
+        return rules.add(hint, tree.to_gbnf(number_ranges.integer_spellings(lo, hi, zero_tail)))
+    tail = f" {number_ranges.zero_tail_gbnf()}" if zero_tail else ""
     if lo is not None and hi is not None:
         values = number_ranges.small_multiples(k, lo, hi)
         if values is None:
             raise Unsupported("multipleOf with a wide minimum/maximum range", f"{path}/multipleOf")
         if not values:
             return None
-        return rules.add(hint, " | ".join(f'"{v}"' for v in values))
+        spelled = [f'"{v}"' for v in values] + (['"-0"'] if 0 in values else [])
+        return rules.add(hint, f"({' | '.join(spelled)}){tail}")
     if lo is not None or hi is not None:
         raise Unsupported("multipleOf with a one-sided bound", f"{path}/multipleOf")
     if k > MAX_MULTIPLE_OF_STATES:
         raise Unsupported(f"multipleOf above {MAX_MULTIPLE_OF_STATES}", f"{path}/multipleOf")
     prefix = rules.reserve(f"{hint}-mod")
     expr, extra = number_ranges.multiple_of_rules(k, prefix)
-    rules.define(prefix, expr)
+    rules.define(prefix, f"{expr}{tail}")
     for name, body in extra.items():
         rules.define(name, body)
     return prefix
@@ -321,7 +328,7 @@ def _integer_multiple(schema: dict[str, Any], path: str) -> int | None:
 def number_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> str | None:
     m = kw_number(schema, "multipleOf", path)
     if m is not None and m == m.to_integral():
-        return integer_rule(rules, schema, path, hint)
+        return integer_rule(rules, schema, path, hint, zero_tail=True)
     lo, lo_inc, hi, hi_inc = _bounds(schema, path)
     if m is not None:
         return _decimal_multiple(rules, m, lo, hi, path, hint)
