@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "support/utf8.h"
+#include "support/json_escape.h"
 
 namespace gbnf::detail {
 namespace {
@@ -63,56 +63,13 @@ class Writer {
     out->push_back(code);
     return true;
   }
-  int Hex4() {
-    if (pos_ + 4 > t_.size()) return -1;
-    int v = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char c = t_[pos_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= c - '0';
-      else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-      else return -1;
-    }
-    return v;
-  }
-  bool Escape(std::string* out) {
-    if (pos_ >= t_.size()) return false;
-    const char c = t_[pos_++];
-    switch (c) {
-      case '"': case '\\': case '/': out->push_back(c); return true;
-      case 'b': out->push_back('\b'); return true;
-      case 'f': out->push_back('\f'); return true;
-      case 'n': out->push_back('\n'); return true;
-      case 'r': out->push_back('\r'); return true;
-      case 't': out->push_back('\t'); return true;
-      case 'u': break;
-      default: return false;
-    }
-    int hi = Hex4();
-    if (hi < 0) return false;
-    uint32_t cp = static_cast<uint32_t>(hi);
-    // A high surrogate followed by an escaped low one is one character.
-    if (hi >= 0xD800 && hi < 0xDC00 && t_.substr(pos_, 2) == "\\u") {
-      const size_t save = pos_;
-      pos_ += 2;
-      const int lo = Hex4();
-      if (lo >= 0xDC00 && lo < 0xE000) {
-        cp = 0x10000 + ((static_cast<uint32_t>(hi) - 0xD800) << 10) + (static_cast<uint32_t>(lo) - 0xDC00);
-      } else {
-        pos_ = save;
-      }
-    }
-    AppendUtf8(cp, out);  // a lone surrogate stays one code point, as in Python's str
-    return true;
-  }
   bool String(std::string* out) {
     ++pos_;  // the opening quote
     while (pos_ < t_.size()) {
       const char c = t_[pos_++];
       if (c == '"') return true;
       if (c == '\\') {
-        if (!Escape(out)) return false;
+        if (DecodeJsonEscape(t_, &pos_, false, out) != JsonEscape::kDecoded) return false;
       } else {
         out->push_back(c);
       }

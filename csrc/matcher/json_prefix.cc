@@ -5,7 +5,7 @@
 #include <string>
 
 #include "matcher/json_canonical.h"
-#include "support/utf8.h"
+#include "support/json_escape.h"
 
 namespace gbnf::detail {
 namespace {
@@ -130,58 +130,11 @@ class Reader {
     return kOpen;
   }
 
-  // One decoded character (or a whole surrogate pair) of a string at p_[i_] (after '\\' when
-  // escaped) into *out; false when the prefix ends inside the escape.
+  // One decoded character (or a whole surrogate pair) of the string at p_[i_] (its
+  // backslash) into *out; false when the prefix stops inside the escape (or it is no escape).
   bool Escape(std::string* out) {
     ++i_;  // the backslash
-    if (AtEnd()) return false;
-    const char e = p_[i_++];
-    switch (e) {
-      case 'b': out->push_back('\b'); return true;
-      case 'f': out->push_back('\f'); return true;
-      case 'n': out->push_back('\n'); return true;
-      case 'r': out->push_back('\r'); return true;
-      case 't': out->push_back('\t'); return true;
-      case 'u': break;
-      default: out->push_back(e); return true;
-    }
-    int hi = Hex4();
-    if (hi < 0) return false;
-    uint32_t cp = static_cast<uint32_t>(hi);
-    if (hi >= 0xD800 && hi < 0xDC00) {
-      // An escaped low surrogate may follow: undecided while the prefix stops short of it.
-      const std::string_view rest = p_.substr(i_);
-      const size_t seen = rest.size() < 2 ? rest.size() : 2;
-      if (rest.size() < 6 && rest.substr(0, seen) == std::string_view("\\u").substr(0, seen)) {
-        return false;
-      }
-      if (p_.substr(i_, 2) == "\\u") {
-        const size_t save = i_;
-        i_ += 2;
-        const int lo = Hex4();
-        if (lo >= 0xDC00 && lo < 0xE000) {
-          cp = 0x10000 + ((static_cast<uint32_t>(hi) - 0xD800) << 10) +
-               (static_cast<uint32_t>(lo) - 0xDC00);
-        } else {
-          i_ = save;
-        }
-      }
-    }
-    AppendUtf8(cp, out);
-    return true;
-  }
-  int Hex4() {
-    if (p_.size() - i_ < 4) return -1;
-    int v = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = p_[i_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= c - '0';
-      else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
-      else return -1;
-    }
-    return v;
+    return DecodeJsonEscape(p_, &i_, true, out) == JsonEscape::kDecoded;
   }
 
  public:
@@ -264,26 +217,34 @@ class Reader {
     for (;;) {
       SkipSpace();
       if (AtEnd()) return kOpen;
-      if (p_[i_] == ']') {
-        ++i_;
-        if (count != n) return kNo;
-        *pos = end;
-        return kDone;
-      }
+      if (p_[i_] == ']') return Close(count == n, end, pos);
       if (count == n) return kNo;
       const Result r = Value(&at, depth + 1);
       if (r != kDone) return r;
       ++count;
-      SkipSpace();
-      if (AtEnd()) return kOpen;
-      const char c = p_[i_++];
-      if (c == ']') {
-        if (count != n) return kNo;
-        *pos = end;
-        return kDone;
-      }
-      if (c != ',') return Unknown();
+      if (!AfterMember(']')) return AtEnd() ? kOpen : Unknown();
     }
+  }
+
+  // The closing bracket at p_[i_]: done (the canonical text goes on at `end`) when every
+  // member of the value has been matched.
+  Result Close(bool complete, size_t end, size_t* pos) {
+    ++i_;
+    if (!complete) return kNo;
+    *pos = end;
+    return kDone;
+  }
+
+  // After a member: skips space and a ','; true when the next member or the `close` bracket
+  // is at p_[i_].
+  bool AfterMember(char close) {
+    SkipSpace();
+    if (AtEnd()) return false;
+    if (p_[i_] == ',') {
+      ++i_;
+      return true;
+    }
+    return p_[i_] == close;
   }
 
   Result Object(size_t* pos, int depth) {
@@ -299,12 +260,7 @@ class Reader {
     for (;;) {
       SkipSpace();
       if (AtEnd()) return kOpen;
-      if (p_[i_] == '}') {
-        ++i_;
-        if (matched != n) return kNo;
-        *pos = end;
-        return kDone;
-      }
+      if (p_[i_] == '}') return Close(matched == n, end, pos);
       if (p_[i_] != '"') return Unknown();
       // The key, decoded; a prefix that ends inside it may still name any unseen key.
       ++i_;
@@ -345,15 +301,7 @@ class Reader {
       const Result r = Value(&value, depth + 1);
       if (r != kDone) return r;
       ++matched;
-      SkipSpace();
-      if (AtEnd()) return kOpen;
-      const char c = p_[i_++];
-      if (c == '}') {
-        if (matched != n) return kNo;
-        *pos = end;
-        return kDone;
-      }
-      if (c != ',') return Unknown();
+      if (!AfterMember('}')) return AtEnd() ? kOpen : Unknown();
     }
   }
 

@@ -3,6 +3,7 @@
 #include "gbnf_sampler/matcher.h"
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -111,6 +112,19 @@ class Matcher::Impl {
     DistinctItems::Mark distinct;
   };
   std::vector<ProbeState> probe_states_;  // ProbeTexts' states along a path, reused
+  // StringItemCanBeNew's (and NewItemCanFollow's) buffers, one per level of the search's
+  // recursion, reused: a deque, so a level's buffers stay put while deeper ones are added.
+  struct SearchLevel {
+    std::vector<Item> saved;
+    std::string remainders;
+    std::vector<size_t> ends;
+  };
+  std::deque<SearchLevel> search_levels_;
+  size_t search_depth_ = 0;
+  SearchLevel& EnterSearchLevel() {
+    if (search_levels_.size() <= search_depth_) search_levels_.emplace_back();
+    return search_levels_[search_depth_++];
+  }
 
  public:
   size_t history() const { return count_; }
@@ -293,6 +307,7 @@ bool Matcher::Impl::StepByte(uint8_t byte) {
 template <typename Body>
 bool Matcher::Impl::Search(const Body& body) {
   searching_ = true;
+  search_depth_ = 0;  // (a throw may have left it raised)
   size_t budget = kMaxStringSearch;
   bool found = true;
   try {
@@ -308,7 +323,8 @@ bool Matcher::Impl::Search(const Body& body) {
 // After a ',' between items: when the next item can only be a string, whether one that no
 // earlier item has is still possible (StringItemCanBeNew from its opening quote).
 bool Matcher::Impl::NewItemCanFollow(size_t* budget) {
-  std::vector<Item> saved(recognizer_.items().begin(), recognizer_.items().end());
+  std::vector<Item>& saved = EnterSearchLevel().saved;
+  saved.assign(recognizer_.items().begin(), recognizer_.items().end());
   const bool complete = recognizer_.complete();
   const uint64_t step = items_step_;
   const DistinctItems::Mark mark = distinct_->GetMark();
@@ -330,6 +346,7 @@ bool Matcher::Impl::NewItemCanFollow(size_t* budget) {
   recognizer_.SetState(saved, complete);
   items_step_ = step;
   distinct_->UndoTo(mark);
+  --search_depth_;
   return found;
 }
 
@@ -346,8 +363,15 @@ bool Matcher::Impl::StringItemCanBeNew(size_t* budget) {
   // Each possible copy allows one next byte (two inside a \\u escape: a hex digit in either
   // case), and a '\\' or '"' may serve any of them.
   if (count == 0 || count > 2 * distinct_->TopItemCount() + 2) return true;
-  std::string remainders;
-  std::vector<size_t> ends;
+  SearchLevel& level = EnterSearchLevel();
+  struct Leave {
+    size_t* depth;
+    ~Leave() { --*depth; }
+  } leave{&search_depth_};
+  std::string& remainders = level.remainders;
+  std::vector<size_t>& ends = level.ends;
+  remainders.clear();
+  ends.clear();
   bool all_known = true;
   if (!distinct_->TopItemProspects(&remainders, &ends, &all_known)) return true;
   uint64_t toward[4] = {0, 0, 0, 0};  // bytes that keep some copy possible
@@ -363,7 +387,8 @@ bool Matcher::Impl::StringItemCanBeNew(size_t* budget) {
   } else {
     std::copy(allowed, allowed + 4, toward);
   }
-  std::vector<Item> saved(recognizer_.items().begin(), recognizer_.items().end());
+  std::vector<Item>& saved = level.saved;
+  saved.assign(recognizer_.items().begin(), recognizer_.items().end());
   const bool complete = recognizer_.complete();
   const uint64_t step = items_step_;
   const DistinctItems::Mark mark = distinct_->GetMark();
