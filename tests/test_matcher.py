@@ -4,6 +4,8 @@ prefixes and dead inputs (refused by accept_bytes); plus the API's contracts."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gbnf_sampler as gs
 
@@ -280,6 +282,55 @@ def test_only_the_root_and_called_rules_get_states() -> None:
     m = gs.Matcher(gs.Grammar.from_gbnf(inlined))
     assert m.accept_bytes(b"xadcdzzy") and m.can_terminate()
     assert not gs.Matcher(gs.Grammar.from_gbnf(inlined)).accept_bytes(b"xadd")
+
+
+def _gbnf_literal(word: str) -> str:
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    words=st.lists(st.text(alphabet='ab"é日', max_size=5), min_size=1, max_size=8),
+    other=st.booleans(),
+    probes=st.lists(st.text(alphabet='ab"é日z', max_size=7), max_size=10),
+)
+def test_literal_alternatives_match_exactly_their_words(
+    words: list[str], other: bool, probes: list[str]
+) -> None:
+    # Literal alternatives are built as one trie (shared prefixes, words that are prefixes of
+    # others, repeats, the empty word); the language stays the set of words, then the tail.
+    body = " | ".join(_gbnf_literal(w) for w in words) + (' | "z" [ab]' if other else "")
+    grammar = gs.Grammar.from_gbnf(f'root ::= ({body}) "!"\n')
+    language = {w + "!" for w in words} | ({"za!", "zb!"} if other else set())
+    for text in [*language, *(w for w in words), *(p + "!" for p in probes), *probes]:
+        m = gs.Matcher(grammar)
+        accepted = m.accept_bytes(text.encode()) and m.can_terminate()
+        assert accepted == (text in language), (words, text)
+
+
+def test_literal_alternatives_share_prefix_states() -> None:
+    names = [f"name-{i:03d}" for i in range(200)]
+    enum = gs.Grammar.from_gbnf("root ::= " + " | ".join(_gbnf_literal(n) for n in names))
+    # One state per distinct prefix ("name-", then the digits); a last byte leads straight on.
+    assert enum.automaton().num_states < 40
+    m = gs.Matcher(enum)
+    assert m.accept_bytes(b"name-1") and m.forced_bytes() == b""
+    assert m.accept_bytes(b"99") and m.can_terminate()
+    assert not gs.Matcher(enum).accept_bytes(b"name-200")
+
+
+def test_classes_share_their_utf8_tails() -> None:
+    # "Any character but a" as bytes: a state per distinct rest ([80-BF] once, [80-BF][80-BF]
+    # once...), not per lead byte range: start, end, three continuation rests and the four
+    # leads with a narrowed second byte (E0, ED, F0, F4).
+    grammar = gs.Grammar.from_gbnf("root ::= [^a]\n")
+    assert grammar.automaton().num_states <= 9
+    for ch in ["b", "\x7f", "\x80", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff",
+               "\U00010000", "\U0010ffff"]:  # fmt: skip
+        m = gs.Matcher(grammar)
+        assert m.accept_bytes(ch.encode()) and m.can_terminate(), ascii(ch)
+    for data in [b"a", b"\xed\xa0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80", b"\xc0\x80"]:
+        assert not gs.Matcher(grammar).accept_bytes(data), data
 
 
 def test_partial_utf8_across_calls() -> None:

@@ -1,7 +1,7 @@
 #include "automaton/nfa_builder.h"
 
+#include <algorithm>
 #include <string>
-#include <tuple>
 
 #include "automaton/inlining.h"
 
@@ -141,59 +141,149 @@ StateId NfaBuilder::BuildLiteral(const Node& node, StateId in) {
   return s;
 }
 
-const std::vector<Utf8Sequence>& NfaBuilder::Sequences(NodeId id) {
-  auto it = sequences_.find(id);
-  if (it != sequences_.end()) return it->second;
+// A class's UTF-8 sequences as an acyclic byte automaton: first a trie (sequences with the same
+// leading ranges share nodes), then nodes with the same edges merged, children first, so that
+// equal rests are shared too ([80-BF][80-BF] after every 3-byte lead). Built once per class
+// node; each use copies it.
+const NfaBuilder::ClassShape& NfaBuilder::Shape(NodeId id) {
+  auto found = shapes_.find(id);
+  if (found != shapes_.end()) return found->second;
   const Node& node = grammar_.node(id);
   std::vector<CodepointRange> cps = node.kind == NodeKind::kAnyChar
                                         ? AnyCodepoints()
                                         : ClassCodepoints(node.ranges, node.negated);
   std::vector<Utf8Sequence> seqs;
   for (const CodepointRange& r : cps) AppendUtf8Sequences(r.lo, r.hi, &seqs);
-  return sequences_.emplace(id, std::move(seqs)).first->second;
-}
-
-// A byte trie of the class's sequences: sequences with the same leading ranges share states.
-StateId NfaBuilder::BuildCodepoints(NodeId id, StateId in) {
-  const std::vector<Utf8Sequence>& seqs = Sequences(id);
-  StateId out = NewState();
-  // (parent state, lo, hi) -> child state, for the interior trie nodes built so far.
-  std::vector<std::tuple<StateId, uint8_t, uint8_t, StateId>> trie;
+  // The trie: node 0 is the start, edges to ClassShape::kEnd finish a sequence.
+  std::vector<std::vector<ClassShape::Edge>> trie(1);
   for (const Utf8Sequence& seq : seqs) {
-    StateId s = in;
+    uint32_t at = 0;
     for (int i = 0; i < seq.length; ++i) {
-      ByteRange r = seq.ranges[i];
+      const ByteRange r = seq.ranges[i];
       if (i + 1 == seq.length) {
-        AddEdge(s, out, NfaEdgeKind::kByte, 0, r.lo, r.hi);
+        trie[at].push_back({r.lo, r.hi, ClassShape::kEnd});
         break;
       }
-      StateId next = 0;
-      bool found = false;
-      for (const auto& [p, lo, hi, child] : trie) {
-        if (p == s && lo == r.lo && hi == r.hi) {
-          next = child;
-          found = true;
-          break;
-        }
+      uint32_t next = ClassShape::kEnd;
+      for (const ClassShape::Edge& e : trie[at]) {
+        if (e.lo == r.lo && e.hi == r.hi && e.to != ClassShape::kEnd) next = e.to;
       }
-      if (!found) {
-        next = NewState();
-        AddEdge(s, next, NfaEdgeKind::kByte, 0, r.lo, r.hi);
-        trie.emplace_back(s, r.lo, r.hi, next);
+      if (next == ClassShape::kEnd) {
+        next = static_cast<uint32_t>(trie.size());
+        trie[at].push_back({r.lo, r.hi, next});
+        trie.emplace_back();
       }
-      s = next;
+      at = next;
     }
+  }
+  // Children have larger indices than their parents: merging from the last node up sees every
+  // child's representative before its parent's edges are compared.
+  std::vector<uint32_t> same(trie.size());
+  std::map<std::vector<ClassShape::Edge>, uint32_t> by_edges;
+  for (size_t n = trie.size(); n-- > 1;) {
+    for (ClassShape::Edge& e : trie[n]) {
+      if (e.to != ClassShape::kEnd) e.to = same[e.to];
+    }
+    std::sort(trie[n].begin(), trie[n].end());
+    same[n] = by_edges.emplace(trie[n], static_cast<uint32_t>(n)).first->second;
+  }
+  for (ClassShape::Edge& e : trie[0]) {
+    if (e.to != ClassShape::kEnd) e.to = same[e.to];
+  }
+  // Number the kept nodes (the start first, then in trie order) and flatten their edges.
+  ClassShape shape;
+  std::vector<uint32_t> number(trie.size(), ClassShape::kEnd);
+  number[0] = 0;
+  uint32_t kept = 1;
+  for (size_t n = 1; n < trie.size(); ++n) {
+    if (same[n] == n) number[n] = kept++;
+  }
+  shape.nodes = kept;
+  for (size_t n = 0; n < trie.size(); ++n) {
+    if (n != 0 && same[n] != n) continue;
+    for (const ClassShape::Edge& e : trie[n]) {
+      shape.edges.push_back({number[n], e.lo, e.hi, e.to == ClassShape::kEnd ? e.to : number[e.to]});
+    }
+  }
+  return shapes_.emplace(id, std::move(shape)).first->second;
+}
+
+StateId NfaBuilder::BuildCodepoints(NodeId id, StateId in) {
+  const ClassShape& shape = Shape(id);
+  const StateId out = NewState();
+  std::vector<StateId>& states = shape_states_;
+  states.assign(1, in);
+  for (uint32_t n = 1; n < shape.nodes; ++n) states.push_back(NewState());
+  for (const ClassShape::FlatEdge& e : shape.edges) {
+    AddEdge(states[e.from], e.to == ClassShape::kEnd ? out : states[e.to], NfaEdgeKind::kByte, 0,
+            e.lo, e.hi);
   }
   return out;
 }
 
 StateId NfaBuilder::BuildAlternation(const Node& node, StateId in, uint32_t depth) {
   StateId out = NewState();
+  size_t literals = 0;
   for (NodeId child : node.children) {
+    const Node& c = grammar_.node(child);
+    if (c.kind == NodeKind::kLiteral && !c.codepoints.empty() && ++literals > 1) break;
+  }
+  for (NodeId child : node.children) {
+    const Node& c = grammar_.node(child);
+    if (literals > 1 && c.kind == NodeKind::kLiteral && !c.codepoints.empty()) continue;
     StateId end = Build(child, in, depth + 1);
     AddEdge(end, out, NfaEdgeKind::kEpsilon);
   }
+  if (literals > 1) BuildLiteralTrie(node, in, out);
   return out;
+}
+
+// The non-empty literal alternatives as one byte trie from `in`, each word's last state joined
+// to `out`: an enum of a thousand names gets a state per distinct prefix, not per byte of every
+// name, and the matcher keeps one item per prefix read, not one per name that starts so.
+void NfaBuilder::BuildLiteralTrie(const Node& node, StateId in, StateId out) {
+  std::vector<std::string>& words = trie_words_;
+  words.clear();
+  for (NodeId child : node.children) {
+    const Node& c = grammar_.node(child);
+    if (c.kind != NodeKind::kLiteral || c.codepoints.empty()) continue;
+    std::string& w = words.emplace_back();
+    for (uint32_t cp : c.codepoints) {
+      uint8_t bytes[4];
+      const int n = EncodeUtf8(cp, bytes);
+      w.append(reinterpret_cast<const char*>(bytes), static_cast<size_t>(n));
+    }
+  }
+  std::sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+  // path[i]: the state after the first i bytes of the previous word (path[0] = in).
+  std::vector<StateId>& path = trie_path_;
+  path.assign(1, in);
+  for (size_t k = 0; k < words.size(); ++k) {
+    const std::string& w = words[k];
+    size_t common = 0;
+    if (k > 0) {
+      const std::string& previous = words[k - 1];
+      while (common < previous.size() && common < w.size() && previous[common] == w[common]) {
+        ++common;
+      }
+    }
+    path.resize(common + 1);
+    // In sorted order, the words that go on after this one come right after it; when none
+    // does, its last byte leads straight to `out` (no state of its own).
+    const bool extended = k + 1 < words.size() && words[k + 1].compare(0, w.size(), w) == 0;
+    for (size_t i = common; i < w.size(); ++i) {
+      const auto b = static_cast<uint8_t>(w[i]);
+      if (i + 1 == w.size() && !extended) {
+        AddEdge(path.back(), out, NfaEdgeKind::kByte, 0, b, b);
+        break;
+      }
+      const StateId next = NewState();
+      AddEdge(path.back(), next, NfaEdgeKind::kByte, 0, b, b);
+      path.push_back(next);
+    }
+    if (extended) AddEdge(path.back(), out, NfaEdgeKind::kEpsilon);
+  }
 }
 
 // x{m,n}: m copies, then (x (x ...)?)? with n-m copies; x{m,} ends with x* (m = 0) or x+.

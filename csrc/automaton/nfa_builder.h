@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -58,23 +59,48 @@ class NfaBuilder {
   StateId Build(NodeId node, StateId in, uint32_t depth);
   StateId BuildRuleRef(const Node& node, StateId in, uint32_t depth);
   StateId BuildLiteral(const Node& node, StateId in);
+  // A character class or "." as a small acyclic byte automaton (see Shape).
+  struct ClassShape {
+    static constexpr uint32_t kEnd = UINT32_MAX;  // the class's end state
+    struct Edge {
+      uint8_t lo = 0;
+      uint8_t hi = 0;
+      uint32_t to = kEnd;
+      bool operator<(const Edge& o) const {
+        return lo != o.lo ? lo < o.lo : hi != o.hi ? hi < o.hi : to < o.to;
+      }
+      bool operator==(const Edge& o) const { return lo == o.lo && hi == o.hi && to == o.to; }
+    };
+    struct FlatEdge {
+      uint32_t from = 0;  // node 0: the class's start
+      uint8_t lo = 0;
+      uint8_t hi = 0;
+      uint32_t to = kEnd;
+    };
+    uint32_t nodes = 1;
+    std::vector<FlatEdge> edges;
+  };
+  const ClassShape& Shape(NodeId id);
   StateId BuildCodepoints(NodeId id, StateId in);
   StateId BuildAlternation(const Node& node, StateId in, uint32_t depth);
+  void BuildLiteralTrie(const Node& node, StateId in, StateId out);
   StateId BuildRepeat(const Node& node, StateId in, uint32_t depth);
   StateId BuildStar(NodeId child, StateId in, uint32_t depth);
   StateId BuildPlus(NodeId child, StateId in, uint32_t depth);
-  const std::vector<Utf8Sequence>& Sequences(NodeId id);
 
   const Grammar& grammar_;
   AutomatonLimits limits_;
   Nfa nfa_;
-  std::unordered_map<NodeId, std::vector<Utf8Sequence>> sequences_;  // per class / any node
+  std::unordered_map<NodeId, ClassShape> shapes_;  // per class / any node
+  std::vector<StateId> shape_states_;             // BuildCodepoints' scratch
   std::vector<uint8_t> inline_;        // per rule: expand references in place
   std::vector<uint32_t> rule_depth_;   // per rule: AST depth of the body
   std::vector<uint8_t> called_;        // per rule: named by a call edge (or the root)
   std::vector<RuleId> to_build_;       // rules whose bodies are built, in order
   uint32_t chain_ = 0;                 // the inlined rules being built (index into nfa_.chains)
   std::map<std::pair<uint32_t, RuleId>, uint32_t> chain_ids_;  // (outer chain, rule) -> chain
+  std::vector<std::string> trie_words_;  // BuildLiteralTrie's scratch (it never recurses)
+  std::vector<StateId> trie_path_;
 };
 
 }  // namespace gbnf::detail
