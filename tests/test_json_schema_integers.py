@@ -134,3 +134,23 @@ def test_distinct_integer_items_have_no_fraction_dead_end() -> None:
     # Outside such arrays the same items take a zero fraction.
     plain = gs.Grammar.from_json_schema({"type": "array", "items": schema["items"]})
     assert accepts(plain, "[1,1.0,2.00]")
+
+
+@pytest.mark.parametrize("distinct_first", [False, True])
+def test_shared_integer_schema_inside_and_outside_distinct_items(distinct_first: bool) -> None:
+    # One $ref'd integer used by a plain member and by items kept distinct: each use gets its
+    # own spelling, whichever the converter meets first.
+    members = [
+        ("a", {"$ref": "#/$defs/n"}),
+        ("b", {"type": "array", "uniqueItems": True, "items": {"$ref": "#/$defs/n"}}),
+    ]
+    schema = {
+        "$defs": {"n": {"type": "integer", "minimum": 1}},
+        "type": "object",
+        "properties": dict(reversed(members) if distinct_first else members),
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+    grammar = gs.Grammar.from_json_schema(schema, whitespace="compact", property_order="any")
+    assert accepts(grammar, '{"a":1.0,"b":[1,2]}')
+    assert not accepts(grammar, '{"a":1,"b":[1,2.0]}')

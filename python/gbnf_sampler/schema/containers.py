@@ -210,6 +210,10 @@ class _ObjectMachine:
         skip = NEVER if m.required else self.state(i + 1, k)
         if take != NEVER and skip == '""':
             return f"({take})?"
+        if take != NEVER and skip == rest and skip != NEVER:
+            # One reference to the rest, not one per branch: the rest inlined into each branch
+            # doubled its states at every optional member (the automaton is built per rule).
+            return f"({lead}{m.key} {self.colon} {m.value})? {rest}"
         return _alt(take, skip) if take != NEVER or skip != NEVER else NEVER
 
     def _tail(self, k: int) -> str:

@@ -11,7 +11,7 @@ import contextlib
 import json
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import SchemaError
@@ -115,6 +115,8 @@ class Converter:
         self.checker.check(self.resolver.root, "")
         # Drafts 3 and 4 count only numbers without a fraction as integers; later ones 1.0 too.
         self.integer_zero_tail = not _draft_before_6(self.resolver.root)
+        self.integer_uses = 0  # integer rules made or reused so far (see shared_rule)
+        self.integer_free: set[tuple[str, int, bool]] = set()
 
     def convert(self) -> str:
         expr = self.value(self.resolver.root, "", 0)
@@ -167,18 +169,37 @@ class Converter:
     def merged_value(self, flat: Any, path: str, depth: int) -> str | None:
         """``flat_value`` for a schema built by merging; identical merged schemas share one
         rule, so recursion through ``allOf``/``$ref`` siblings gives a recursive grammar."""
-        key = (
-            json.dumps(flat, sort_keys=True, default=str),
-            self.layout.depth(depth),
-            self.integer_zero_tail,
+        key = (json.dumps(flat, sort_keys=True, default=str), self.layout.depth(depth))
+        return self.shared_rule(
+            self.merged_rules, key, _hint(path), lambda: self.flat_value(flat, path, depth)
         )
-        if key in self.merged_rules:
-            return self.merged_rules[key]
-        name = self.rules.reserve(_hint(path))
-        self.merged_rules[key] = name
-        expr = self.flat_value(flat, path, depth)
+
+    def shared_rule(
+        self,
+        cache: dict[tuple[str, int, bool], str | None],
+        key: tuple[str, int],
+        hint: str,
+        build: Callable[[], str | None],
+    ) -> str | None:
+        """The rule ``cache`` holds for ``key`` (a schema at a layout depth), made by ``build``
+        on first use. Entries are per integer spelling (see :meth:`plain_integers`), except
+        that a rule whose making met no integer serves both."""
+        full = (*key, self.integer_zero_tail)
+        other = (*key, not self.integer_zero_tail)
+        if full not in cache and other in self.integer_free:
+            full = other
+        if full in cache:
+            if full not in self.integer_free:
+                self.integer_uses += 1  # (or still being made: taken as meeting one)
+            return cache[full]  # a rule still being built when the reference is recursive
+        name = self.rules.reserve(hint)
+        cache[full] = name
+        before = self.integer_uses
+        expr = build()
+        if self.integer_uses == before:
+            self.integer_free.add(full)
         if expr is None:
-            self.merged_rules[key] = None
+            cache[full] = None
             self.rules.drop(name)
             return None
         self.rules.define(name, expr)
@@ -206,17 +227,12 @@ class Converter:
         if found is None:
             return any_value(self.rules, self.layout, depth)
         target, ptr = found
-        key = (ptr, self.layout.depth(depth), self.integer_zero_tail)
-        if key not in self.ref_rules:
-            name = self.rules.reserve(_hint(ptr) if ptr else "root-schema")
-            self.ref_rules[key] = name
-            expr = self.value(target, ptr, depth)
-            if expr is None:
-                self.ref_rules[key] = None
-                self.rules.drop(name)
-            else:
-                self.rules.define(name, expr)
-        return self.ref_rules[key]  # a rule still being built when the reference is recursive
+        return self.shared_rule(
+            self.ref_rules,
+            (ptr, self.layout.depth(depth)),
+            _hint(ptr) if ptr else "root-schema",
+            lambda: self.value(target, ptr, depth),
+        )
 
     def flatten(self, schema: Any, path: str, seen: tuple[str, ...]) -> Any:
         """``schema`` with its ``$ref`` and ``allOf`` merged in (a dict without them, or a bool)."""
@@ -361,6 +377,7 @@ class Converter:
         if t == "string":
             return string_rule(self.rules, flat, path, hint)
         if t == "integer":
+            self.integer_uses += 1
             return integer_rule(self.rules, flat, path, hint, self.integer_zero_tail)
         if t == "number":
             return number_rule(self.rules, flat, path, hint)
