@@ -49,8 +49,8 @@ class SubschemaCompiler(Protocol):
         """Reports what cannot be compiled exactly (an error when strict, else a warning)."""
         ...
 
-    def plain_integers(self) -> AbstractContextManager[None]:
-        """Within it, integers are spelled with their digits only (no ``1.0``)."""
+    def plain_numbers(self) -> AbstractContextManager[None]:
+        """Within it, numbers have no spelling that can only become one value (``1.0``)."""
         ...
 
 

@@ -114,9 +114,12 @@ class Converter:
         self.instances = InstanceChecker(self.resolve_target)
         self.checker.check(self.resolver.root, "")
         # Drafts 3 and 4 count only numbers without a fraction as integers; later ones 1.0 too.
-        self.integer_zero_tail = not _draft_before_6(self.resolver.root)
-        self.integer_uses = 0  # integer rules made or reused so far (see shared_rule)
-        self.integer_free: set[tuple[str, int, bool]] = set()
+        self.integer_fractions = not _draft_before_6(self.resolver.root)
+        # Inside items kept distinct at run time: no spelling whose prefix can only become one
+        # value (see plain_numbers).
+        self.plain = False
+        self.number_uses = 0  # number rules made or reused so far (see shared_rule)
+        self.number_free: set[tuple[str, int, bool]] = set()
 
     def convert(self) -> str:
         expr = self.value(self.resolver.root, "", 0)
@@ -125,14 +128,15 @@ class Converter:
         return self.rules.text(expr)
 
     @contextlib.contextmanager
-    def plain_integers(self) -> Iterator[None]:
-        """Integers spelled without a zero fraction or exponent inside: items kept distinct at
-        run time must be able to become new values until they end (``1.`` can only be 1)."""
-        saved, self.integer_zero_tail = self.integer_zero_tail, False
+    def plain_numbers(self) -> Iterator[None]:
+        """Numbers inside spelled without the forms whose prefix can only become one value (an
+        integer's zero fraction: ``1.`` is 1; ``-0`` where no value is negative): items kept
+        distinct at run time must be able to become new values until they end."""
+        saved, self.plain = self.plain, True
         try:
             yield
         finally:
-            self.integer_zero_tail = saved
+            self.plain = saved
 
     def unsupported(self, err: Unsupported) -> None:
         if self.options.strict:
@@ -182,22 +186,22 @@ class Converter:
         build: Callable[[], str | None],
     ) -> str | None:
         """The rule ``cache`` holds for ``key`` (a schema at a layout depth), made by ``build``
-        on first use. Entries are per integer spelling (see :meth:`plain_integers`), except
-        that a rule whose making met no integer serves both."""
-        full = (*key, self.integer_zero_tail)
-        other = (*key, not self.integer_zero_tail)
-        if full not in cache and other in self.integer_free:
+        on first use. Entries are per number spelling (see :meth:`plain_numbers`), except
+        that a rule whose making met no number serves both."""
+        full = (*key, self.plain)
+        other = (*key, not self.plain)
+        if full not in cache and other in self.number_free:
             full = other
         if full in cache:
-            if full not in self.integer_free:
-                self.integer_uses += 1  # (or still being made: taken as meeting one)
+            if full not in self.number_free:
+                self.number_uses += 1  # (or still being made: taken as meeting one)
             return cache[full]  # a rule still being built when the reference is recursive
         name = self.rules.reserve(hint)
         cache[full] = name
-        before = self.integer_uses
+        before = self.number_uses
         expr = build()
-        if self.integer_uses == before:
-            self.integer_free.add(full)
+        if self.number_uses == before:
+            self.number_free.add(full)
         if expr is None:
             cache[full] = None
             self.rules.drop(name)
@@ -377,10 +381,11 @@ class Converter:
         if t == "string":
             return string_rule(self.rules, flat, path, hint)
         if t == "integer":
-            self.integer_uses += 1
-            return integer_rule(self.rules, flat, path, hint, self.integer_zero_tail)
+            self.number_uses += 1
+            return integer_rule(self.rules, flat, path, hint, self.integer_fractions, self.plain)
         if t == "number":
-            return number_rule(self.rules, flat, path, hint)
+            self.number_uses += 1
+            return number_rule(self.rules, flat, path, hint, self.plain)
         if t == "array":
             return self.array(flat, path, depth)
         return self.object(flat, path, depth)

@@ -5,9 +5,12 @@ for zero too) and, where the draft counts ``1.0`` as an integer (6 and later) or
 ``number``, the same digits with a zero fraction and a zero exponent (``1.0``, ``1.00E+0``).
 Other exponent spellings of integers (``1e3``, ``1.5e1``) are refused, as for ``enum`` numbers:
 all of them together are not context-free (the exponent would have to count digits).
-Numbers with a bound: every spelling ``-?I(.F)?`` (no exponent) whose value is in the interval.
-Exponent forms (``1e3``) are only accepted for unbounded numbers: with a bound they are rejected
-(sound, but incomplete for values json.dumps prints with an exponent, e.g. ``1e-05``).
+Numbers with a bound of 0 on one side only (``minimum: 0``...): every spelling, exponents too
+(after a mantissa of 0 or of at least 1, within +-300: no value a reader rounds to 0).
+With other bounds: every spelling ``-?I(.F)?`` (no exponent) whose value is in the interval,
+``-0`` when 0 is, and the spellings json.dumps writes for magnitudes below 1e-4 (``5e-05``) when
+the interval holds all of them; other exponent forms (``1e3``, ``0.1e1``) are refused: with a
+bound, all of them together are not context-free (sound, but incomplete for them).
 ``enum``/``const`` numbers: their plain digits, trailing fraction zeros and a zero exponent
 allowed, and json.dumps' spelling (:func:`literal_number_gbnf`).
 """
@@ -100,11 +103,13 @@ ZERO_TAIL: Node = tree.seq(
 )
 
 
-def integer_spellings(lo: int | None, hi: int | None, zero_tail: bool) -> Node:
-    """Integers in [lo, hi] (None: unbounded on that side), ``-0`` included when 0 is;
-    ``zero_tail``: also with :data:`ZERO_TAIL` after the digits."""
+def integer_spellings(
+    lo: int | None, hi: int | None, zero_tail: bool, negative_zero: bool = True
+) -> Node:
+    """Integers in [lo, hi] (None: unbounded on that side), ``-0`` included when 0 is (and
+    ``negative_zero``); ``zero_tail``: also with :data:`ZERO_TAIL` after the digits."""
     digits = integer_range(lo, hi)
-    if (lo is None or lo <= 0) and (hi is None or hi >= 0):
+    if negative_zero and (lo is None or lo <= 0) and (hi is None or hi >= 0):
         digits = tree.alt(digits, tree.literal("-0"))
     return tree.seq(digits, ZERO_TAIL) if zero_tail and digits != NEVER else digits
 
@@ -250,6 +255,73 @@ def number_range(lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: b
         if pos != NEVER:
             options.append(pos)
     return tree.alt(*options) if options else NEVER
+
+
+# Magnitudes by sign: zero (``0``, ``0.00``) and above zero (``0.5``, ``12``, ``3.0``).
+ZERO_MAGNITUDE: Node = tree.seq(
+    tree.char(0x30),
+    tree.rep(tree.seq(tree.char(0x2E), tree.Rep(tree.char(0x30), 1, None)), 0, 1),
+)
+NONZERO_DIGIT = Chars(((0x31, 0x39),))
+POSITIVE_MAGNITUDE: Node = tree.alt(
+    tree.seq(tree.literal("0."), tree.Rep(tree.char(0x30), 0, None), NONZERO_DIGIT, DIGITS),
+    tree.seq(NONZERO_DIGIT, DIGITS, tree.rep(FRACTION, 0, 1)),
+)
+# Exponents stay within +-300: a double holds every value spelled so (JSON readers round
+# 1e-400 to 0, which would break a bound of 0).
+MAX_EXPONENT = 300
+E = Chars(((0x45, 0x45), (0x65, 0x65)))
+LEADING_ZEROS = tree.Rep(tree.char(0x30), 0, None)
+# Above zero with an exponent: a mantissa of at least 1 (fewer: ever smaller values, see above).
+POSITIVE_EXPONENT_FORM: Node = tree.seq(
+    NONZERO_DIGIT,
+    DIGITS,
+    tree.rep(FRACTION, 0, 1),
+    E,
+    tree.rep(Chars(((0x2B, 0x2B), (0x2D, 0x2D))), 0, 1),
+    LEADING_ZEROS,
+    natural_range(0, MAX_EXPONENT),
+)
+# What json.dumps writes for a magnitude below 1e-4: one digit, a fraction, an exponent <= -5.
+SMALL_MAGNITUDE: Node = tree.seq(
+    NONZERO_DIGIT,
+    tree.rep(FRACTION, 0, 1),
+    E,
+    tree.char(0x2D),
+    LEADING_ZEROS,
+    natural_range(5, MAX_EXPONENT),
+)
+SMALL_BOUND = Decimal("1e-4")
+
+
+def bounded_number(
+    lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: bool, negative_zero: bool
+) -> Node:
+    """JSON numbers in the interval (at least one bound). A bound of 0 on one side only: every
+    spelling the sign decides (exponents after a mantissa of at least 1, or of 0, within
+    +-:data:`MAX_EXPONENT`). Otherwise the spellings of
+    :func:`number_range`, ``-0`` (``-0.0``) when 0 is in the interval (and ``negative_zero``,
+    or the interval has negative values), and the forms json.dumps writes for magnitudes below
+    1e-4 (``5e-05``, ``-2.5e-07``) on each side of 0 where the interval holds all of them."""
+    zero = tree.seq(ZERO_MAGNITUDE, tree.rep(EXPONENT, 0, 1))
+    positive = tree.alt(POSITIVE_MAGNITUDE, POSITIVE_EXPONENT_FORM)
+    minus = tree.char(0x2D)
+    if lo == 0 and hi is None:
+        return tree.alt(positive, zero, tree.seq(minus, zero)) if lo_inc else positive
+    if hi == 0 and lo is None:
+        negative = tree.seq(minus, positive)
+        return tree.alt(negative, zero, tree.seq(minus, zero)) if hi_inc else negative
+    options = [number_range(lo, lo_inc, hi, hi_inc)]
+    below = lo is None or lo < 0
+    above = hi is None or hi > 0
+    zero_in = (below or (lo == 0 and lo_inc)) and (above or (hi == 0 and hi_inc))
+    if zero_in and (negative_zero or below):
+        options.append(tree.seq(minus, ZERO_MAGNITUDE))
+    if (lo is None or lo <= 0) and (hi is None or hi >= SMALL_BOUND):
+        options.append(SMALL_MAGNITUDE)
+    if (hi is None or hi >= 0) and (lo is None or lo <= -SMALL_BOUND):
+        options.append(tree.seq(minus, SMALL_MAGNITUDE))
+    return tree.alt(*(o for o in options if o != NEVER)) if options else NEVER
 
 
 def literal_number_gbnf(v: int | float) -> str:

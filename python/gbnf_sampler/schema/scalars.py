@@ -279,17 +279,19 @@ def _int_bounds(schema: dict[str, Any], path: str) -> tuple[int | None, int | No
 
 
 def integer_rule(
-    rules: Rules, schema: dict[str, Any], path: str, hint: str, zero_tail: bool
+    rules: Rules, schema: dict[str, Any], path: str, hint: str, fractions: bool, plain: bool
 ) -> str | None:
-    """Integers in the schema's bounds that are multiples of its ``multipleOf``; ``zero_tail``:
+    """Integers in the schema's bounds that are multiples of its ``multipleOf``. ``fractions``:
     also spelled with a zero fraction or exponent (``1.0``: an integer from draft 6 on, and
-    always a number)."""
+    always a number); ``plain``: neither that nor ``-0`` (see ``Converter.plain_numbers``)."""
+    zero_tail = fractions and not plain
     lo, hi = _int_bounds(schema, path)
     if lo is not None and hi is not None and lo > hi:
         return None
     k = _integer_multiple(schema, path)
     if k is None or k == 1:
-        return rules.add(hint, tree.to_gbnf(number_ranges.integer_spellings(lo, hi, zero_tail)))
+        node = number_ranges.integer_spellings(lo, hi, zero_tail, negative_zero=not plain)
+        return rules.add(hint, tree.to_gbnf(node))
     tail = f" {number_ranges.zero_tail_gbnf()}" if zero_tail else ""
     if lo is not None and hi is not None:
         values = number_ranges.small_multiples(k, lo, hi)
@@ -297,7 +299,7 @@ def integer_rule(
             raise Unsupported("multipleOf with a wide minimum/maximum range", f"{path}/multipleOf")
         if not values:
             return None
-        spelled = [f'"{v}"' for v in values] + (['"-0"'] if 0 in values else [])
+        spelled = [f'"{v}"' for v in values] + (['"-0"'] if 0 in values and not plain else [])
         return rules.add(hint, f"({' | '.join(spelled)}){tail}")
     if lo is not None or hi is not None:
         raise Unsupported("multipleOf with a one-sided bound", f"{path}/multipleOf")
@@ -325,16 +327,20 @@ def _integer_multiple(schema: dict[str, Any], path: str) -> int | None:
     raise Unsupported(f"multipleOf {m} on integers", f"{path}/multipleOf")
 
 
-def number_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> str | None:
+def number_rule(
+    rules: Rules, schema: dict[str, Any], path: str, hint: str, plain: bool
+) -> str | None:
+    """Numbers in the schema's bounds (``multipleOf``: integral, or 10^-n without bounds);
+    ``plain``: no ``-0`` where no value is negative (see ``Converter.plain_numbers``)."""
     m = kw_number(schema, "multipleOf", path)
     if m is not None and m == m.to_integral():
-        return integer_rule(rules, schema, path, hint, zero_tail=True)
+        return integer_rule(rules, schema, path, hint, fractions=True, plain=plain)
     lo, lo_inc, hi, hi_inc = _bounds(schema, path)
     if m is not None:
         return _decimal_multiple(rules, m, lo, hi, path, hint)
     if lo is None and hi is None:
         return any_number(rules)
-    node = number_ranges.number_range(lo, lo_inc, hi, hi_inc)
+    node = number_ranges.bounded_number(lo, lo_inc, hi, hi_inc, negative_zero=not plain)
     if node == tree.NEVER:
         return None
     return rules.add(hint, tree.to_gbnf(node))

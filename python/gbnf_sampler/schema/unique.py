@@ -392,7 +392,7 @@ def _disjoint_types(flats: list[Any]) -> bool:
 def _distinct(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> str | None:
     """The array rule with a ``#@ distinct-items`` directive: the items' grammar as for any
     array; the matcher keeps them pairwise distinct."""
-    with conv.plain_integers():
+    with conv.plain_numbers():
         item = conv.value(flat.get("items", True), pointer(path, "items"), depth + 1)
     lo = kw_int(flat, "minItems", path, 0) or 0
     hi = kw_int(flat, "maxItems", path)

@@ -1,8 +1,10 @@
-"""Integers in every spelling the README promises: plain digits, ``-0`` for zero, and (draft 6
-on, or any ``type: number`` with an integral ``multipleOf``) a zero fraction and a zero exponent
-(``1.0``, ``3.00E+0``). jsonschema is the oracle, with the draft the schema's ``$schema`` names:
-a spelling is accepted exactly when it is valid, except the exponent forms the README lists as
-refused (``1e2``, ``15e-1``), which must be refused and valid only by the oracle's reading."""
+"""Numbers in every spelling the README promises. Integers: plain digits, ``-0`` for zero, and
+(draft 6 on, or any ``type: number`` with an integral ``multipleOf``) a zero fraction and a zero
+exponent (``1.0``, ``3.00E+0``). Bounded numbers: every spelling with a bound of 0 on one side
+only; otherwise the plain ones, ``-0``, and json.dumps' forms below 1e-4 (``5e-05``).
+jsonschema is the oracle, with the draft the schema's ``$schema`` names: a spelling is accepted
+exactly when it is valid, except the exponent forms the README lists as refused (``1e2`` for an
+integer, ``0.1e1`` within ``[0, 1]``), which must be refused."""
 
 from __future__ import annotations
 
@@ -154,3 +156,93 @@ def test_shared_integer_schema_inside_and_outside_distinct_items(distinct_first:
     grammar = gs.Grammar.from_json_schema(schema, whitespace="compact", property_order="any")
     assert accepts(grammar, '{"a":1.0,"b":[1,2]}')
     assert not accepts(grammar, '{"a":1,"b":[1,2.0]}')
+
+
+NUMBER_SCHEMAS: list[dict[str, Any]] = [
+    {"type": "number", "minimum": 0},
+    {"type": "number", "exclusiveMinimum": 0},
+    {"type": "number", "maximum": 0},
+    {"type": "number", "exclusiveMaximum": 0},
+    {"type": "number", "minimum": 0, "maximum": 1},
+    {"type": "number", "minimum": -1, "maximum": 1},
+    {"type": "number", "minimum": -5, "exclusiveMaximum": 0},
+    {"type": "number", "exclusiveMinimum": 0, "maximum": 0.00005},
+    {"type": "number", "minimum": 0.5},
+    {"$schema": DRAFT4, "type": "number", "minimum": 0, "exclusiveMinimum": True},
+]
+
+NUMBER_SPELLINGS = [
+    "0", "-0", "-0.0", "0.000", "0e3", "-0e-2", "1", "-1", "0.5", "-0.5", "1.0", "2", "-2",
+    "1e-05", "5E-7", "9.99e-5", "1.5e-06", "-1e-05", "-2.5e-07", "1e-0005", "00", "-", "1e",
+    "1e300", "1e301", "2e-300", "2e-301", "1e-1000", "0.5e1", "0e-1000", "-7E+2",
+]  # fmt: skip
+
+# The exponent forms accepted: with a lone bound of 0, after a mantissa of 0 or of at least 1
+# (exponent within +-300); with other bounds, json.dumps' forms below 1e-4 (exponent -5 to -300).
+EXP_5_TO_300 = r"[5-9]|[1-9][0-9]|[12][0-9]{2}|300"
+LONE_ZERO_EXPONENT_FORM = (
+    r"-?(0(\.0+)?[eE][+-]?[0-9]+|[1-9][0-9]*(\.[0-9]+)?[eE][+-]?0*([0-9]{1,2}|[12][0-9]{2}|300))"
+)
+
+
+def number_expected(schema: dict[str, Any], text: str) -> bool:
+    lone_zero_bound = {k: v for k, v in schema.items() if k not in ("type", "$schema")} in (
+        {"minimum": 0},
+        {"exclusiveMinimum": 0},
+        {"maximum": 0},
+        {"exclusiveMaximum": 0},
+        {"minimum": 0, "exclusiveMinimum": True},  # draft 4's spelling of exclusiveMinimum: 0
+    )
+    small_form = re.fullmatch(rf"-?[1-9](\.[0-9]+)?[eE]-0*({EXP_5_TO_300})", text)
+    lo = schema.get("minimum", schema.get("exclusiveMinimum"))
+    hi = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if text.startswith("-"):  # every negative magnitude below 1e-4 must be in the interval
+        family = (hi is None or hi >= 0) and (lo is None or lo <= -1e-4)
+    else:
+        family = (lo is None or lo <= 0) and (hi is None or hi >= 1e-4)
+    if "e" in text.lower():
+        in_family = (
+            bool(re.fullmatch(LONE_ZERO_EXPONENT_FORM, text))
+            if lone_zero_bound
+            else bool(small_form) and family
+        )
+        if not in_family:
+            return False
+    return valid(schema, text)
+
+
+@pytest.mark.parametrize("schema", NUMBER_SCHEMAS, ids=json.dumps)
+def test_bounded_number_spellings_follow_jsonschema(schema: dict[str, Any]) -> None:
+    grammar = gs.Grammar.from_json_schema(schema)
+    wrong = [t for t in NUMBER_SPELLINGS if accepts(grammar, t) != number_expected(schema, t)]
+    assert wrong == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lo=st.none() | st.decimals(-3, 3, places=2),
+    width=st.none() | st.decimals(0, 4, places=2),
+    mantissa=st.decimals(-9, 9, places=3),
+    exponent=st.integers(-9, 3),
+)
+def test_bounded_numbers_never_accept_an_invalid_spelling(
+    lo: Any, width: Any, mantissa: Any, exponent: int
+) -> None:
+    schema: dict[str, Any] = {"type": "number"}
+    if lo is not None:
+        schema["minimum"] = float(lo)
+    if width is not None:
+        schema["maximum"] = float((lo or 0) + width)
+    if len(schema) == 1:
+        schema["maximum"] = 0
+    text = f"{mantissa}e{exponent}"
+    if accepts(gs.Grammar.from_json_schema(schema), text):
+        assert valid(schema, text), (schema, text)
+
+
+def test_python_small_floats_within_a_unit_interval() -> None:
+    schema = {"type": "number", "minimum": 0, "maximum": 1}
+    grammar = gs.Grammar.from_json_schema(schema)
+    for value in [0.00001, 2.5e-7, 1e-300, 0.0001, 0.5, 1.0, 0.0, -0.0]:
+        assert accepts(grammar, json.dumps(value)), value
+    assert not accepts(grammar, json.dumps(-1e-05))
