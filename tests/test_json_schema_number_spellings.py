@@ -246,3 +246,16 @@ def test_python_small_floats_within_a_unit_interval() -> None:
     for value in [0.00001, 2.5e-7, 1e-300, 0.0001, 0.5, 1.0, 0.0, -0.0]:
         assert accepts(grammar, json.dumps(value)), value
     assert not accepts(grammar, json.dumps(-1e-05))
+
+
+def test_distinct_items_keep_enum_numbers_to_one_spelling() -> None:
+    # 1.0 beside open integers: written "1" inside items kept distinct, so that "1." (which
+    # could only become 1 again once 1 is taken) never starts.
+    schema = {
+        "type": "array",
+        "uniqueItems": True,
+        "items": {"anyOf": [{"type": "integer", "minimum": 1}, {"enum": [1.0, 2]}]},
+    }
+    grammar = gs.Grammar.from_json_schema(schema)
+    assert not gs.Matcher(grammar).accept_bytes(b"[1,1.")
+    assert accepts(grammar, "[1,2,3]")

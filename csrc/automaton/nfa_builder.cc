@@ -202,7 +202,8 @@ const NfaBuilder::ClassShape& NfaBuilder::Shape(NodeId id) {
   for (size_t n = 0; n < trie.size(); ++n) {
     if (n != 0 && same[n] != n) continue;
     for (const ClassShape::Edge& e : trie[n]) {
-      shape.edges.push_back({number[n], e.lo, e.hi, e.to == ClassShape::kEnd ? e.to : number[e.to]});
+      const uint32_t to = e.to == ClassShape::kEnd ? e.to : number[e.to];
+      shape.edges.push_back({number[n], e.lo, e.hi, to});
     }
   }
   return shapes_.emplace(id, std::move(shape)).first->second;
@@ -238,9 +239,9 @@ StateId NfaBuilder::BuildAlternation(const Node& node, StateId in, uint32_t dept
   return out;
 }
 
-// The non-empty literal alternatives as one byte trie from `in`, each word's last state joined
-// to `out`: an enum of a thousand names gets a state per distinct prefix, not per byte of every
-// name, and the matcher keeps one item per prefix read, not one per name that starts so.
+// The non-empty literal alternatives as one byte trie from `in` that ends in `out`: an enum of a
+// thousand names gets a state per distinct prefix, not per byte of every name, and the matcher
+// keeps one item per prefix read, not one per name that starts so.
 void NfaBuilder::BuildLiteralTrie(const Node& node, StateId in, StateId out) {
   std::vector<std::string>& words = trie_words_;
   words.clear();

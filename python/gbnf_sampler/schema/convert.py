@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -486,6 +487,9 @@ class Converter:
         if isinstance(v, bool) or v is None:
             return tree.literal_gbnf(json.dumps(v))
         if isinstance(v, (int, float)):
+            self.number_uses += 1
+            if self.plain and math.isfinite(v):  # one spelling (see plain_numbers)
+                return tree.literal_gbnf(str(int(v)) if v == int(v) else json.dumps(v))
             return literal_number_gbnf(v)
         sep, lay = self.layout.sep(d), self.layout
         if isinstance(v, list):
