@@ -177,7 +177,8 @@ py::tuple ClassifyJobForTest(const CompiledGrammar& compiled, StateId state, siz
 py::object StateKeyForTest(const CompiledGrammar& compiled, StateId state) {
   if (state >= compiled.automaton().num_states()) throw py::value_error("state out of range");
   detail::StateKey key;
-  if (!detail::ComputeStateKey(compiled.automaton(), state, detail::kMaxKeyStates, &key)) {
+  if (!detail::ComputeStateKey(compiled.automaton(), state, detail::kMaxKeyStates,
+                               compiled.vocab().max_token_length(), &key)) {
     return py::none();
   }
   return py::bytes(reinterpret_cast<const char*>(key.code.data()), key.code.size() * 4);

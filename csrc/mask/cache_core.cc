@@ -79,7 +79,7 @@ bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, En
 bool CacheCore::TryShared(StateId state, StateKey* key, bool* keyed) {
   *keyed = false;
   if (unkeyed_[state].load(std::memory_order_relaxed) != 0) return false;
-  if (!ComputeStateKey(*automaton_, state, kMaxKeyStates, key)) {
+  if (!ComputeStateKey(*automaton_, state, kMaxKeyStates, vocab_->max_token_length(), key)) {
     unkeyed_[state].store(1, std::memory_order_relaxed);
     return false;
   }

@@ -1,6 +1,7 @@
 #include "mask/state_key.h"
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 namespace gbnf::detail {
@@ -16,23 +17,36 @@ struct KeyNumbers {
   std::vector<uint32_t> state;
   std::vector<uint32_t> rule;
   std::vector<RuleId> rules_met;
+  std::vector<uint32_t> distance;  // bytes from the key's state (kUnnumbered: not reached)
+  std::vector<StateId> reached;
 };
 
 class KeyWriter {
  public:
-  KeyWriter(const Automaton& a, size_t max_states, StateKey* out)
-      : a_(a), max_states_(max_states), out_(out), numbers_(ThreadNumbers()) {
+  KeyWriter(const Automaton& a, size_t max_states, size_t max_bytes, StateKey* out)
+      : a_(a),
+        max_states_(max_states),
+        near_(max_bytes >= kUnnumbered - 1 ? kUnnumbered - 1
+                                           : static_cast<uint32_t>(max_bytes) + 1),
+        out_(out),
+        numbers_(ThreadNumbers()) {
     if (numbers_.state.size() < a.num_states()) {
       numbers_.state.resize(a.num_states(), kUnnumbered);
+      numbers_.distance.resize(a.num_states(), kUnnumbered);
     }
     if (numbers_.rule.size() < a.num_rules()) numbers_.rule.resize(a.num_rules(), kUnnumbered);
   }
   ~KeyWriter() {
     for (StateId s : queue_) numbers_.state[s] = kUnnumbered;
+    for (StateId s : numbers_.reached) numbers_.distance[s] = kUnnumbered;
+    numbers_.reached.clear();
     for (RuleId r : numbers_.rules_met) numbers_.rule[r] = kUnnumbered;
     numbers_.rules_met.clear();
     // A thread keeps the arrays of ordinary automata, not those of a huge one.
-    if (numbers_.state.size() > kKeptStates) std::vector<uint32_t>().swap(numbers_.state);
+    if (numbers_.state.size() > kKeptStates) {
+      std::vector<uint32_t>().swap(numbers_.state);
+      std::vector<uint32_t>().swap(numbers_.distance);
+    }
     if (numbers_.rule.size() > kKeptStates) std::vector<uint32_t>().swap(numbers_.rule);
   }
   KeyWriter(const KeyWriter&) = delete;
@@ -40,10 +54,15 @@ class KeyWriter {
 
   bool Run(StateId start) {
     out_->code.clear();
+    if (!MeasureDistances(start)) return false;
     Number(start);
     for (size_t i = 0; i < queue_.size(); ++i) {
       if (queue_.size() > max_states_) return false;
-      Emit(queue_[i]);
+      if (numbers_.distance[queue_[i]] <= near_) {
+        Emit(queue_[i]);
+      } else {
+        out_->code.push_back(kFar);
+      }
     }
     uint64_t h = 0xCBF29CE484222325ull;
     for (uint32_t v : out_->code) h = (h ^ v) * 0x100000001B3ull;
@@ -55,6 +74,38 @@ class KeyWriter {
   static KeyNumbers& ThreadNumbers() {
     thread_local KeyNumbers numbers;
     return numbers;
+  }
+
+  // Shortest distances in bytes from `start` (byte edges cost 1, calls and resumptions 0), up to
+  // near_: a state further away is reached but not followed.
+  bool MeasureDistances(StateId start) {
+    std::deque<StateId>& work = work_;
+    work.clear();
+    auto reach = [&](StateId s, uint32_t d, bool front) {
+      uint32_t& old = numbers_.distance[s];
+      if (old != kUnnumbered && old <= d) return;
+      if (old == kUnnumbered) numbers_.reached.push_back(s);
+      old = d;
+      if (front) {
+        work.push_front(s);
+      } else {
+        work.push_back(s);
+      }
+    };
+    reach(start, 0, true);
+    while (!work.empty()) {
+      if (numbers_.reached.size() > max_states_) return false;
+      const StateId s = work.front();
+      work.pop_front();
+      const uint32_t d = numbers_.distance[s];
+      if (d > near_) continue;  // far: its edges are never read
+      for (const ByteEdge& e : a_.ByteEdges(s)) reach(e.target, d + 1, false);
+      for (const CallEdge& c : a_.CallEdges(s)) {
+        reach(a_.RuleStart(c.rule), d, true);
+        reach(c.target, d, true);
+      }
+    }
+    return true;
   }
 
   uint32_t Number(StateId s) {
@@ -95,17 +146,22 @@ class KeyWriter {
     }
   }
 
+  static constexpr uint32_t kFar = 3;  // after the final kinds 0, 1, 2
+
   const Automaton& a_;
   size_t max_states_;
+  uint32_t near_;  // states further than this many bytes are written as kFar
   StateKey* out_;
   KeyNumbers& numbers_;
   std::vector<StateId> queue_;
+  std::deque<StateId> work_;
 };
 
 }  // namespace
 
-bool ComputeStateKey(const Automaton& automaton, StateId state, size_t max_states, StateKey* out) {
-  return KeyWriter(automaton, max_states, out).Run(state);
+bool ComputeStateKey(const Automaton& automaton, StateId state, size_t max_states,
+                     size_t max_bytes, StateKey* out) {
+  return KeyWriter(automaton, max_states, max_bytes, out).Run(state);
 }
 
 }  // namespace gbnf::detail

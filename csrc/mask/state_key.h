@@ -12,6 +12,12 @@
 // (rule and state ids are only names to it), so their classifications over one vocabulary, with
 // one max_state_size, are equal. Token-reference edges are left out: a byte walk never crosses
 // them (they matter only through the final kind, which says whether a final state has edges).
+//
+// A walk over tokens of at most `max_bytes` bytes reads no state further than that many bytes
+// from s (a call is taken to cost no byte, so called rules and their callers' resumptions count
+// as near as the call). States further than max_bytes + 1 bytes are written as "far", without
+// their edges: the positions of a long bounded repetition (maxLength: 2000) then share one key
+// wherever more characters are left than a token holds.
 #pragma once
 
 #include <cstddef>
@@ -28,8 +34,9 @@ struct StateKey {
   bool operator==(const StateKey& o) const { return hash == o.hash && code == o.code; }
 };
 
-// The key of `state`, or false when the reachable sub-automaton has more than `max_states`
-// states (such a state is classified on its own, never shared).
-bool ComputeStateKey(const Automaton& automaton, StateId state, size_t max_states, StateKey* out);
+// The key of `state` for tokens of at most `max_bytes` bytes, or false when the sub-automaton it
+// covers has more than `max_states` states (such a state is classified on its own, never shared).
+bool ComputeStateKey(const Automaton& automaton, StateId state, size_t max_states,
+                     size_t max_bytes, StateKey* out);
 
 }  // namespace gbnf::detail
