@@ -37,11 +37,7 @@ class KeyWriter {
     if (numbers_.rule.size() < a.num_rules()) numbers_.rule.resize(a.num_rules(), kUnnumbered);
   }
   ~KeyWriter() {
-    for (StateId s : queue_) numbers_.state[s] = kUnnumbered;
-    for (StateId s : numbers_.reached) numbers_.distance[s] = kUnnumbered;
-    numbers_.reached.clear();
-    for (RuleId r : numbers_.rules_met) numbers_.rule[r] = kUnnumbered;
-    numbers_.rules_met.clear();
+    Clear();
     // A thread keeps the arrays of ordinary automata, not those of a huge one.
     if (numbers_.state.size() > kKeptStates) {
       std::vector<uint32_t>().swap(numbers_.state);
@@ -52,17 +48,12 @@ class KeyWriter {
   KeyWriter(const KeyWriter&) = delete;
   KeyWriter& operator=(const KeyWriter&) = delete;
 
+  // Most keys are small and written whole in one pass (form 0); a larger one is written again,
+  // cut where the longest token cannot reach (form 1).
   bool Run(StateId start) {
-    out_->code.clear();
-    if (!MeasureDistances(start)) return false;
-    Number(start);
-    for (size_t i = 0; i < queue_.size(); ++i) {
-      if (queue_.size() > max_states_) return false;
-      if (numbers_.distance[queue_[i]] <= near_) {
-        Emit(queue_[i]);
-      } else {
-        out_->code.push_back(kFar);
-      }
+    if (!Write(start, kSmallKey, false)) {
+      Clear();
+      if (!MeasureDistances(start) || !Write(start, max_states_, true)) return false;
     }
     uint64_t h = 0xCBF29CE484222325ull;
     for (uint32_t v : out_->code) h = (h ^ v) * 0x100000001B3ull;
@@ -71,6 +62,32 @@ class KeyWriter {
   }
 
  private:
+  static constexpr size_t kSmallKey = 512;  // states a key is first tried whole with
+  static constexpr uint32_t kFar = 3;       // after the final kinds 0, 1, 2
+
+  bool Write(StateId start, size_t max_states, bool cut) {
+    out_->code.assign(1, cut ? 1 : 0);
+    Number(start);
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      if (queue_.size() > max_states) return false;
+      if (!cut || numbers_.distance[queue_[i]] <= near_) {
+        Emit(queue_[i]);
+      } else {
+        out_->code.push_back(kFar);
+      }
+    }
+    return true;
+  }
+
+  void Clear() {
+    for (StateId s : queue_) numbers_.state[s] = kUnnumbered;
+    queue_.clear();
+    for (StateId s : numbers_.reached) numbers_.distance[s] = kUnnumbered;
+    numbers_.reached.clear();
+    for (RuleId r : numbers_.rules_met) numbers_.rule[r] = kUnnumbered;
+    numbers_.rules_met.clear();
+  }
+
   static KeyNumbers& ThreadNumbers() {
     thread_local KeyNumbers numbers;
     return numbers;
@@ -145,8 +162,6 @@ class KeyWriter {
       code.push_back(Number(c.target));
     }
   }
-
-  static constexpr uint32_t kFar = 3;  // after the final kinds 0, 1, 2
 
   const Automaton& a_;
   size_t max_states_;

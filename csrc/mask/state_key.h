@@ -15,9 +15,10 @@
 //
 // A walk over tokens of at most `max_bytes` bytes reads no state further than that many bytes
 // from s (a call is taken to cost no byte, so called rules and their callers' resumptions count
-// as near as the call). States further than max_bytes + 1 bytes are written as "far", without
-// their edges: the positions of a long bounded repetition (maxLength: 2000) then share one key
-// wherever more characters are left than a token holds.
+// as near as the call). A key of more than a few hundred states is written in a second form, with
+// the states further than max_bytes + 1 bytes as "far", without their edges: the positions of a
+// long bounded repetition (maxLength: 2000) then share one key wherever more characters are left
+// than a token holds. (A leading form number keeps the two forms apart.)
 #pragma once
 
 #include <cstddef>
