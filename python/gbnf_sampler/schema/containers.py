@@ -211,8 +211,8 @@ class _ObjectMachine:
         if take != NEVER and skip == '""':
             return f"({take})?"
         if take != NEVER and skip == rest and skip != NEVER:
-            # One reference to the rest, not one per branch: the rest inlined into each branch
-            # doubled its states at every optional member (the automaton is built per rule).
+            # One reference to the rest, not one per branch: a rest inlined into both branches
+            # was built twice at every optional member.
             return f"({lead}{m.key} {self.colon} {m.value})? {rest}"
         return _alt(take, skip) if take != NEVER or skip != NEVER else NEVER
 

@@ -307,7 +307,9 @@ def bounded_number(
     positive = tree.alt(POSITIVE_MAGNITUDE, POSITIVE_EXPONENT_FORM)
     minus = tree.char(0x2D)
     if lo == 0 and hi is None:
-        return tree.alt(positive, zero, tree.seq(minus, zero)) if lo_inc else positive
+        if not lo_inc:
+            return positive
+        return tree.alt(positive, zero, *([tree.seq(minus, zero)] if negative_zero else []))
     if hi == 0 and lo is None:
         negative = tree.seq(minus, positive)
         return tree.alt(negative, zero, tree.seq(minus, zero)) if hi_inc else negative
