@@ -259,4 +259,3 @@ def test_distinct_items_keep_enum_numbers_to_one_spelling() -> None:
     grammar = gs.Grammar.from_json_schema(schema)
     assert not gs.Matcher(grammar).accept_bytes(b"[1,1.")
     assert accepts(grammar, "[1,2,3]")
-
