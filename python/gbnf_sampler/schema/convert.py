@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import re
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -91,16 +90,6 @@ def _hint(path: str) -> str:
     return tokens[-1].replace("~1", "-").replace("~0", "-") if tokens else "value"
 
 
-_OLD_DRAFT = re.compile(r"json-schema\.org/draft-0[34]/schema")
-
-
-def _draft_before_6(root: Any) -> bool:
-    """Whether the root's ``$schema`` names draft 3 or 4 (as jsonschema's validator_for reads
-    it: no ``$schema`` means the latest draft)."""
-    meta = root.get("$schema") if isinstance(root, dict) else None
-    return isinstance(meta, str) and _OLD_DRAFT.search(meta) is not None
-
-
 class Converter:
     def __init__(self, root: Any, options: Options) -> None:
         self.options = options
@@ -114,8 +103,6 @@ class Converter:
         self.checker = KeywordChecker(self.options.strict)
         self.instances = InstanceChecker(self.resolve_target)
         self.checker.check(self.resolver.root, "")
-        # Drafts 3 and 4 count only numbers without a fraction as integers; later ones 1.0 too.
-        self.integer_fractions = not _draft_before_6(self.resolver.root)
         # Inside items kept distinct at run time: no spelling whose prefix can only become one
         # value (see plain_numbers).
         self.plain = False
@@ -131,7 +118,7 @@ class Converter:
     @contextlib.contextmanager
     def plain_numbers(self) -> Iterator[None]:
         """Numbers inside spelled without the forms whose prefix can only become one value (an
-        integer's zero fraction: ``1.`` is 1; ``-0`` where no value is negative): items kept
+        integer's zero fraction: ``1.`` is 1; an enum number's other spellings): items kept
         distinct at run time must be able to become new values until they end."""
         saved, self.plain = self.plain, True
         try:
@@ -383,7 +370,9 @@ class Converter:
             return string_rule(self.rules, flat, path, hint)
         if t == "integer":
             self.number_uses += 1
-            return integer_rule(self.rules, flat, path, hint, self.integer_fractions, self.plain)
+            # Plain digits only: 1.0 is an integer from draft 6 on, but a generated 1.0 reads as
+            # a float in most languages (and after "1." a model finds only zeros allowed).
+            return integer_rule(self.rules, flat, path, hint, False, self.plain)
         if t == "number":
             self.number_uses += 1
             return number_rule(self.rules, flat, path, hint, self.plain)

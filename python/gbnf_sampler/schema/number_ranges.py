@@ -1,14 +1,16 @@
 """Exact grammars for JSON numbers in a range, and integers that are multiples of a number.
 
 Integers: every decimal spelling without leading zeros of every integer in ``[lo, hi]`` (``-0``
-for zero too) and, where the draft counts ``1.0`` as an integer (6 and later) or the type is
-``number``, the same digits with a zero fraction and a zero exponent (``1.0``, ``1.00E+0``).
-Other exponent spellings of integers (``1e3``, ``1.5e1``) are refused, as for ``enum`` numbers:
-all of them together are not context-free (the exponent would have to count digits).
+for zero too where negative values are in the range); for a ``number`` with an integral
+``multipleOf`` also with one zero fraction digit (``4.0``, as json.dumps writes a float). Other
+spellings (``1.0`` for ``type: integer``, ``4.00``, ``1e3``) are refused: a generated ``1.0``
+reads as a float in most languages, longer zero runs let a model write zeros without end, and
+the exponent forms together are not context-free (the exponent would have to count digits).
 Numbers with a bound of 0 on one side only (``minimum: 0``...): every spelling, exponents too
-(after a mantissa of 0 or of at least 1, within +-300: no value a reader rounds to 0).
-With other bounds: every spelling ``-?I(.F)?`` (no exponent) whose value is in the interval,
-``-0`` when 0 is, and the spellings json.dumps writes for magnitudes below 1e-4 (``5e-05``) when
+(after a mantissa of 0 or of at least 1, within +-300: no value a reader rounds to 0; no ``-0``
+beside ``minimum: 0``). With other bounds: every spelling ``-?I(.F)?`` (no exponent) whose
+value is in the interval, ``-0`` when 0 and negative values are, and the spellings json.dumps
+writes for magnitudes below 1e-4 (``5e-05``) when
 the interval holds all of them; other exponent forms (``1e3``, ``0.1e1``) are refused: with a
 bound, all of them together are not context-free (sound, but incomplete for them).
 ``enum``/``const`` numbers: their plain digits, trailing fraction zeros and a zero exponent
@@ -88,28 +90,18 @@ def natural_range(lo: int, hi: int | None) -> Node:
     return tree.alt(*options)
 
 
-# The zero fraction and zero exponent an integer's digits may carry: ``1.0``, ``1.00e+0``.
-ZERO_TAIL: Node = tree.seq(
-    tree.rep(tree.seq(tree.char(0x2E), tree.Rep(tree.char(0x30), 1, None)), 0, 1),
-    tree.rep(
-        tree.seq(
-            Chars(((0x45, 0x45), (0x65, 0x65))),
-            tree.rep(Chars(((0x2B, 0x2B), (0x2D, 0x2D))), 0, 1),
-            tree.Rep(tree.char(0x30), 1, None),
-        ),
-        0,
-        1,
-    ),
-)
+# The zero fraction an integral number's digits may carry, as json.dumps writes a float: ``4.0``.
+# One zero only: after "4." a model that meant a fraction finds only "0" allowed, and a longer
+# run let it write zeros until max_tokens (measured with the embedded model).
+ZERO_TAIL: Node = tree.rep(tree.literal(".0"), 0, 1)
 
 
-def integer_spellings(
-    lo: int | None, hi: int | None, zero_tail: bool, negative_zero: bool = True
-) -> Node:
-    """Integers in [lo, hi] (None: unbounded on that side), ``-0`` included when 0 is (and
-    ``negative_zero``); ``zero_tail``: also with :data:`ZERO_TAIL` after the digits."""
+def integer_spellings(lo: int | None, hi: int | None, zero_tail: bool) -> Node:
+    """Integers in [lo, hi] (None: unbounded on that side), ``-0`` too when negative values
+    are in the range (else a "-" could only become 0: a trap for a model and a dead end for
+    distinct items); ``zero_tail``: also with :data:`ZERO_TAIL` after the digits."""
     digits = integer_range(lo, hi)
-    if negative_zero and (lo is None or lo <= 0) and (hi is None or hi >= 0):
+    if (lo is None or lo < 0) and (hi is None or hi >= 0):
         digits = tree.alt(digits, tree.literal("-0"))
     return tree.seq(digits, ZERO_TAIL) if zero_tail and digits != NEVER else digits
 
@@ -294,22 +286,18 @@ SMALL_MAGNITUDE: Node = tree.seq(
 SMALL_BOUND = Decimal("1e-4")
 
 
-def bounded_number(
-    lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: bool, negative_zero: bool
-) -> Node:
+def bounded_number(lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: bool) -> Node:
     """JSON numbers in the interval (at least one bound). A bound of 0 on one side only: every
     spelling the sign decides (exponents after a mantissa of at least 1, or of 0, within
     +-:data:`MAX_EXPONENT`). Otherwise the spellings of
-    :func:`number_range`, ``-0`` (``-0.0``) when 0 is in the interval (and ``negative_zero``,
-    or the interval has negative values), and the forms json.dumps writes for magnitudes below
+    :func:`number_range`, ``-0`` (``-0.0``) when 0 and negative values are in the interval
+    (a "-" that can only become 0 is left out), and the forms json.dumps writes for magnitudes below
     1e-4 (``5e-05``, ``-2.5e-07``) on each side of 0 where the interval holds all of them."""
     zero = tree.seq(ZERO_MAGNITUDE, tree.rep(EXPONENT, 0, 1))
     positive = tree.alt(POSITIVE_MAGNITUDE, POSITIVE_EXPONENT_FORM)
     minus = tree.char(0x2D)
     if lo == 0 and hi is None:
-        if not lo_inc:
-            return positive
-        return tree.alt(positive, zero, *([tree.seq(minus, zero)] if negative_zero else []))
+        return tree.alt(positive, zero) if lo_inc else positive
     if hi == 0 and lo is None:
         negative = tree.seq(minus, positive)
         return tree.alt(negative, zero, tree.seq(minus, zero)) if hi_inc else negative
@@ -317,7 +305,7 @@ def bounded_number(
     below = lo is None or lo < 0
     above = hi is None or hi > 0
     zero_in = (below or (lo == 0 and lo_inc)) and (above or (hi == 0 and hi_inc))
-    if zero_in and (negative_zero or below):
+    if zero_in and below:
         options.append(tree.seq(minus, ZERO_MAGNITUDE))
     if (lo is None or lo <= 0) and (hi is None or hi >= SMALL_BOUND):
         options.append(SMALL_MAGNITUDE)

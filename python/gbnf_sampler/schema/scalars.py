@@ -282,15 +282,15 @@ def integer_rule(
     rules: Rules, schema: dict[str, Any], path: str, hint: str, fractions: bool, plain: bool
 ) -> str | None:
     """Integers in the schema's bounds that are multiples of its ``multipleOf``. ``fractions``:
-    also spelled with a zero fraction or exponent (``1.0``: an integer from draft 6 on, and
-    always a number); ``plain``: neither that nor ``-0`` (see ``Converter.plain_numbers``)."""
+    also spelled with a zero fraction (``4.0``: for a ``number``); ``plain``: not (see
+    ``Converter.plain_numbers``)."""
     zero_tail = fractions and not plain
     lo, hi = _int_bounds(schema, path)
     if lo is not None and hi is not None and lo > hi:
         return None
     k = _integer_multiple(schema, path)
     if k is None or k == 1:
-        node = number_ranges.integer_spellings(lo, hi, zero_tail, negative_zero=not plain)
+        node = number_ranges.integer_spellings(lo, hi, zero_tail)
         return rules.add(hint, tree.to_gbnf(node))
     tail = f" {number_ranges.zero_tail_gbnf()}" if zero_tail else ""
     if lo is not None and hi is not None:
@@ -299,7 +299,8 @@ def integer_rule(
             raise Unsupported("multipleOf with a wide minimum/maximum range", f"{path}/multipleOf")
         if not values:
             return None
-        spelled = [f'"{v}"' for v in values] + (['"-0"'] if 0 in values and not plain else [])
+        negative_zero = 0 in values and values[0] < 0
+        spelled = [f'"{v}"' for v in values] + (['"-0"'] if negative_zero else [])
         return rules.add(hint, f"({' | '.join(spelled)}){tail}")
     if lo is not None or hi is not None:
         raise Unsupported("multipleOf with a one-sided bound", f"{path}/multipleOf")
@@ -331,7 +332,7 @@ def number_rule(
     rules: Rules, schema: dict[str, Any], path: str, hint: str, plain: bool
 ) -> str | None:
     """Numbers in the schema's bounds (``multipleOf``: integral, or 10^-n without bounds);
-    ``plain``: no ``-0`` where no value is negative (see ``Converter.plain_numbers``)."""
+    ``plain``: integral multiples without a zero fraction (see ``Converter.plain_numbers``)."""
     m = kw_number(schema, "multipleOf", path)
     if m is not None and m == m.to_integral():
         return integer_rule(rules, schema, path, hint, fractions=True, plain=plain)
@@ -340,7 +341,7 @@ def number_rule(
         return _decimal_multiple(rules, m, lo, hi, path, hint)
     if lo is None and hi is None:
         return any_number(rules)
-    node = number_ranges.bounded_number(lo, lo_inc, hi, hi_inc, negative_zero=not plain)
+    node = number_ranges.bounded_number(lo, lo_inc, hi, hi_inc)
     if node == tree.NEVER:
         return None
     return rules.add(hint, tree.to_gbnf(node))
