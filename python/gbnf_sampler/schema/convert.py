@@ -118,8 +118,8 @@ class Converter:
     @contextlib.contextmanager
     def plain_numbers(self) -> Iterator[None]:
         """Numbers inside spelled without the forms whose prefix can only become one value (an
-        integer's zero fraction: ``1.`` is 1; an enum number's other spellings): items kept
-        distinct at run time must be able to become new values until they end."""
+        integral multiple's zero fraction: ``4.`` is 4; an enum number's other spellings): items
+        kept distinct at run time must be able to become new values until they end."""
         saved, self.plain = self.plain, True
         try:
             yield
