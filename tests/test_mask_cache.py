@@ -157,6 +157,44 @@ def test_stats_count_entries_and_bytes(vocab: gs.Vocab) -> None:
     assert 0 < s.filled <= s.states
 
 
+# --- rules built on first reach ------------------------------------------------------------------
+
+# Forty recursive (so never inlined) rules, each reached through its own key.
+MANY_RULES = (
+    "root ::= "
+    + " | ".join(f'"k{i}=" v{i}' for i in range(40))
+    + "\n"
+    + "\n".join(f'v{i} ::= "{i}" [a-z]{{0,30}} ";" v{i} | "."' for i in range(40))
+)
+
+
+def test_rules_are_built_when_first_reached(vocab: gs.Vocab) -> None:
+    compiled = gs.compile(gs.Grammar.from_gbnf(MANY_RULES), vocab, cache=False, precompute=False)
+    at_compile = compiled.stats().states
+    replay(compiled, b"k7=7abc;7;.")
+    after_replay = compiled.stats().states
+    whole = compiled._native.num_states  # builds every rule
+    assert at_compile < after_replay < whole / 4
+    assert compiled.stats().states == whole
+    replay(compiled, b"k31=31xyz;.")  # exact with every rule built too
+
+
+def test_cache_file_states_do_not_depend_on_build_order(vocab: gs.Vocab, tmp_path: Path) -> None:
+    # The saving grammar builds every rule at compile (the file name needs the whole automaton),
+    # last key's rule first; the loading one has built rule v0 first, so their state ids differ.
+    saving = gs.compile(
+        gs.Grammar.from_gbnf(MANY_RULES), vocab, cache=False, precompute=False, cache_dir=tmp_path
+    )
+    replay(saving, b"k0=0ab;0;.", exact=False)
+    saving.save_cache()
+    grammar = gs.Grammar.from_gbnf(MANY_RULES)
+    assert gs.Matcher(grammar).accept_bytes(b"k0=0")
+    loading = gs.compile(grammar, vocab, cache=False, precompute=False, cache_dir=tmp_path)
+    assert loading.stats().loaded > 0
+    replay(loading, b"k0=0ab;0;.")  # exact, from the loaded entries
+    assert loading.stats().classified == 0
+
+
 # --- cache files ----------------------------------------------------------------------------------
 
 

@@ -83,6 +83,17 @@ def test_automaton_size_limit() -> None:
     assert info.value.limit == "max_automaton_size"
 
 
+def test_automaton_size_limit_of_a_rule_built_on_first_reach() -> None:
+    # Rules are built when first reached: the small root builds, the step that enters the huge
+    # rule is refused naming the limit, and the matcher keeps its state.
+    g = gs.Grammar.from_gbnf('root ::= "a" big | "b"\nbig ::= ((("a"){1000}){1000}){1000}')
+    m = gs.Matcher(g)
+    with pytest.raises(gs.GrammarTooComplexError) as info:
+        m.accept_bytes(b"a")
+    assert info.value.limit == "max_automaton_size"
+    assert m.accept_bytes(b"b") and m.can_terminate()
+
+
 @pytest.mark.parametrize(
     "text", ['root ::= root root | "a"', 'root ::= "a" root | "a" root root | ""']
 )

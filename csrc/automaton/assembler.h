@@ -1,5 +1,6 @@
-// Internal: turns the Thompson NFA into the Automaton's flat arrays (automaton.cc) and prunes
-// states that can never complete their rule (liveness.cc).
+// Internal: turns one rule's Thompson NFA into its epsilon-free FSM (automaton.cc) and prunes
+// the states that can never complete the rule (liveness.cc). State ids are local to the rule
+// (its start is 0); Automaton numbers them when it publishes the rule.
 #pragma once
 
 #include <cstdint>
@@ -10,10 +11,29 @@
 
 namespace gbnf {
 
+// One rule's FSM in flat arrays (CSR), edge targets local to the rule.
+struct AssembledRule {
+  std::vector<ByteEdge> bytes;
+  std::vector<CallEdge> calls;
+  std::vector<TokenEdge> tokens;
+  std::vector<uint32_t> byte_begin, call_begin, token_begin;  // num_states + 1 each
+  std::vector<uint8_t> final;  // 0: not final, 1: final, 2: final without edges
+  std::vector<uint32_t> chain;  // per state, into chains (empty: no rule was inlined)
+  std::vector<std::vector<RuleId>> chains{{}};
+  size_t num_states() const { return final.size(); }
+  size_t num_edges() const { return bytes.size() + calls.size() + tokens.size(); }
+};
+
+// Throws LimitError("max_automaton_size").
+[[noreturn]] void ThrowTooLarge(const AutomatonLimits& limits);
+
 class AutomatonAssembler {
  public:
-  AutomatonAssembler(const detail::Nfa& nfa, const AutomatonLimits& limits, Automaton* out)
-      : nfa_(nfa), limits_(limits), a_(*out) {}
+  // `productive`: per rule, whether it derives some string (a call of any other rule is dead).
+  // `budget`: the states and edges the rule may have before LimitError("max_automaton_size").
+  AutomatonAssembler(const detail::Nfa& nfa, const std::vector<uint8_t>& productive,
+                     const AutomatonLimits& limits, size_t budget, AssembledRule* out)
+      : nfa_(nfa), productive_(productive), limits_(limits), budget_(budget), a_(*out) {}
   void Run();
 
  private:
@@ -22,20 +42,20 @@ class AutomatonAssembler {
   void EmitState(StateId nfa_state);
   void FinishState(size_t byte_first);
   void PruneDeadStates();  // liveness.cc
-  void ComputeNullable();
-  bool ReachesFinalViaNullable(RuleId r, std::vector<uint32_t>* stack);
   void CheckSize() const;
   std::vector<uint8_t> LiveStates() const;  // liveness.cc
   void SetFinalKinds();
 
   const detail::Nfa& nfa_;
+  const std::vector<uint8_t>& productive_;
   AutomatonLimits limits_;
-  Automaton& a_;
+  size_t budget_;
+  AssembledRule& a_;
   std::vector<uint32_t> out_begin_;  // NFA CSR by source state
   std::vector<uint32_t> out_edges_;  // edge indices
   std::vector<uint8_t> nfa_final_;
-  std::vector<StateId> new_id_;      // NFA state -> automaton state, or kNone
-  std::vector<StateId> important_;   // automaton state -> NFA state
+  std::vector<StateId> new_id_;      // NFA state -> FSM state, or kNone
+  std::vector<StateId> important_;   // FSM state -> NFA state
   std::vector<uint32_t> stamp_;
   uint32_t epoch_ = 0;
   std::vector<StateId> stack_;

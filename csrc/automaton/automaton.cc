@@ -1,5 +1,6 @@
-// Automaton::Build: Thompson NFA (nfa_builder.cc) -> epsilon-free per-rule FSMs in flat arrays,
-// plus the nullable-rule analysis the matcher needs for empty completions.
+// Automaton: per rule, on first reach, Thompson NFA (nfa_builder.cc) -> epsilon-free FSM in flat
+// arrays (here) -> dead states pruned (liveness.cc) -> numbered and published. The analyses that
+// need every rule (productive and nullable rules, inlining) run on the grammar, up front.
 #include "gbnf_sampler/automaton.h"
 
 #include <algorithm>
@@ -7,6 +8,8 @@
 #include <utility>
 
 #include "automaton/assembler.h"
+#include "automaton/inlining.h"
+#include "automaton/utf8_ranges.h"
 
 namespace gbnf {
 
@@ -15,27 +18,22 @@ void AutomatonAssembler::Run() {
   IndexNfa();
   NumberStates();
   // Sized once: growing by doubling copied the arrays and touched fresh pages at every step.
-  // The NFA's edge count bounds the byte edges of most grammars.
-  for (auto* begin : {&a_.byte_begin_, &a_.call_begin_, &a_.token_begin_}) {
+  // The NFA's edge count bounds the byte edges of most rules.
+  for (auto* begin : {&a_.byte_begin, &a_.call_begin, &a_.token_begin}) {
     begin->reserve(important_.size() + 1);
+    begin->push_back(0);
   }
-  a_.final_.reserve(important_.size());
-  a_.bytes_.reserve(nfa_.edges.size());
-  a_.byte_begin_.push_back(0);
-  a_.call_begin_.push_back(0);
-  a_.token_begin_.push_back(0);
+  a_.final.reserve(important_.size());
+  a_.bytes.reserve(nfa_.edges.size());
   for (StateId s : important_) EmitState(s);
   CheckSize();
-  a_.rule_start_.reserve(nfa_.rule_start.size());
-  for (StateId s : nfa_.rule_start) a_.rule_start_.push_back(new_id_[s]);
   if (nfa_.chains.size() > 1) {
-    a_.chains_ = nfa_.chains;
-    a_.state_chain_.reserve(important_.size());
-    for (StateId s : important_) a_.state_chain_.push_back(nfa_.state_chain[s]);
+    a_.chains = nfa_.chains;
+    a_.chain.reserve(important_.size());
+    for (StateId s : important_) a_.chain.push_back(nfa_.state_chain[s]);
   }
   PruneDeadStates();
   SetFinalKinds();
-  ComputeNullable();
 }
 
 void AutomatonAssembler::IndexNfa() {
@@ -46,14 +44,14 @@ void AutomatonAssembler::IndexNfa() {
   std::vector<uint32_t> fill(out_begin_.begin(), out_begin_.end() - 1);
   for (uint32_t i = 0; i < nfa_.edges.size(); ++i) out_edges_[fill[nfa_.edges[i].from]++] = i;
   nfa_final_.assign(nfa_.num_states, 0);
-  for (StateId s : nfa_.rule_final) nfa_final_[s] = 1;
+  nfa_final_[nfa_.final] = 1;
 }
 
-// Only rule starts and targets of consuming edges (byte, call, token) survive elimination; they
-// keep their relative order, so each rule's states stay contiguous.
+// Only the start and targets of consuming edges (byte, call, token) survive elimination; they
+// keep their relative order, so the start stays state 0.
 void AutomatonAssembler::NumberStates() {
   std::vector<uint8_t> keep(nfa_.num_states, 0);
-  for (StateId s : nfa_.rule_start) keep[s] = 1;
+  keep[nfa_.start] = 1;
   for (const detail::NfaEdge& e : nfa_.edges) {
     if (e.kind != detail::NfaEdgeKind::kEpsilon) keep[e.target] = 1;
   }
@@ -70,7 +68,7 @@ void AutomatonAssembler::NumberStates() {
 void AutomatonAssembler::EmitState(StateId nfa_state) {
   ++epoch_;
   final_ = false;
-  size_t byte_first = a_.bytes_.size();
+  size_t byte_first = a_.bytes.size();
   stack_.assign(1, nfa_state);
   stamp_[nfa_state] = epoch_;
   while (!stack_.empty()) {
@@ -87,13 +85,13 @@ void AutomatonAssembler::EmitState(StateId nfa_state) {
           }
           break;
         case detail::NfaEdgeKind::kByte:
-          a_.bytes_.push_back({e.lo, e.hi, new_id_[e.target]});
+          a_.bytes.push_back({e.lo, e.hi, new_id_[e.target]});
           break;
         case detail::NfaEdgeKind::kCall:
-          a_.calls_.push_back({e.label, new_id_[e.target]});
+          a_.calls.push_back({e.label, new_id_[e.target]});
           break;
         case detail::NfaEdgeKind::kToken:
-          a_.tokens_.push_back({e.label, new_id_[e.target]});
+          a_.tokens.push_back({e.label, new_id_[e.target]});
           break;
       }
     }
@@ -104,116 +102,319 @@ void AutomatonAssembler::EmitState(StateId nfa_state) {
 // Sorts the state's byte edges by range start (merging adjacent ranges to one target) and
 // records the CSR boundaries.
 void AutomatonAssembler::FinishState(size_t byte_first) {
-  auto first = a_.bytes_.begin() + static_cast<std::ptrdiff_t>(byte_first);
-  std::sort(first, a_.bytes_.end(), [](const ByteEdge& x, const ByteEdge& y) {
+  auto first = a_.bytes.begin() + static_cast<std::ptrdiff_t>(byte_first);
+  std::sort(first, a_.bytes.end(), [](const ByteEdge& x, const ByteEdge& y) {
     return std::tie(x.target, x.lo) < std::tie(y.target, y.lo);
   });
   size_t w = byte_first;
-  for (size_t r = byte_first; r < a_.bytes_.size(); ++r) {
-    ByteEdge e = a_.bytes_[r];
-    if (w > byte_first && a_.bytes_[w - 1].target == e.target &&
-        int{e.lo} <= int{a_.bytes_[w - 1].hi} + 1) {
-      a_.bytes_[w - 1].hi = std::max(a_.bytes_[w - 1].hi, e.hi);
+  for (size_t r = byte_first; r < a_.bytes.size(); ++r) {
+    ByteEdge e = a_.bytes[r];
+    if (w > byte_first && a_.bytes[w - 1].target == e.target &&
+        int{e.lo} <= int{a_.bytes[w - 1].hi} + 1) {
+      a_.bytes[w - 1].hi = std::max(a_.bytes[w - 1].hi, e.hi);
     } else {
-      a_.bytes_[w++] = e;
+      a_.bytes[w++] = e;
     }
   }
-  a_.bytes_.resize(w);
-  std::sort(a_.bytes_.begin() + static_cast<std::ptrdiff_t>(byte_first), a_.bytes_.end(),
+  a_.bytes.resize(w);
+  std::sort(a_.bytes.begin() + static_cast<std::ptrdiff_t>(byte_first), a_.bytes.end(),
             [](const ByteEdge& x, const ByteEdge& y) { return x.lo < y.lo; });
-  size_t call_first = a_.call_begin_.back();
-  std::sort(a_.calls_.begin() + call_first, a_.calls_.end(), [](const CallEdge& x, const CallEdge& y) {
-    return std::tie(x.rule, x.target) < std::tie(y.rule, y.target);
-  });
-  a_.calls_.erase(std::unique(a_.calls_.begin() + call_first, a_.calls_.end(),
-                              [](const CallEdge& x, const CallEdge& y) {
-                                return x.rule == y.rule && x.target == y.target;
-                              }),
-                  a_.calls_.end());
-  a_.byte_begin_.push_back(static_cast<uint32_t>(a_.bytes_.size()));
-  a_.call_begin_.push_back(static_cast<uint32_t>(a_.calls_.size()));
-  a_.token_begin_.push_back(static_cast<uint32_t>(a_.tokens_.size()));
-  a_.final_.push_back(final_ ? 1 : 0);
+  size_t call_first = a_.call_begin.back();
+  std::sort(a_.calls.begin() + call_first, a_.calls.end(),
+            [](const CallEdge& x, const CallEdge& y) {
+              return std::tie(x.rule, x.target) < std::tie(y.rule, y.target);
+            });
+  a_.calls.erase(std::unique(a_.calls.begin() + call_first, a_.calls.end(),
+                             [](const CallEdge& x, const CallEdge& y) {
+                               return x.rule == y.rule && x.target == y.target;
+                             }),
+                 a_.calls.end());
+  a_.byte_begin.push_back(static_cast<uint32_t>(a_.bytes.size()));
+  a_.call_begin.push_back(static_cast<uint32_t>(a_.calls.size()));
+  a_.token_begin.push_back(static_cast<uint32_t>(a_.tokens.size()));
+  a_.final.push_back(final_ ? 1 : 0);
   CheckSize();
 }
 
 // Final states without any outgoing edge are "pure": reaching one completes the rule, nothing else.
 void AutomatonAssembler::SetFinalKinds() {
   for (StateId s = 0; s < a_.num_states(); ++s) {
-    bool no_edges = a_.ByteEdges(s).empty() && a_.CallEdges(s).empty() && a_.TokenEdges(s).empty();
-    if (a_.final_[s] != 0) a_.final_[s] = no_edges ? 2 : 1;
+    const bool no_edges = a_.byte_begin[s] == a_.byte_begin[s + 1] &&
+                          a_.call_begin[s] == a_.call_begin[s + 1] &&
+                          a_.token_begin[s] == a_.token_begin[s + 1];
+    if (a_.final[s] != 0) a_.final[s] = no_edges ? 2 : 1;
   }
 }
 
 void AutomatonAssembler::CheckSize() const {
-  if (a_.num_states() + a_.num_edges() > limits_.max_automaton_size) {
-    throw LimitError("max_automaton_size",
-                     "grammar automaton exceeds max_automaton_size (" +
-                         std::to_string(limits_.max_automaton_size) +
-                         " states and edges); reduce repetition bounds or nesting");
-  }
+  if (a_.num_states() + a_.num_edges() > budget_) ThrowTooLarge(limits_);
 }
 
-// A rule is nullable when its start reaches a final state through calls of nullable rules only.
-// Worklist: a rule is re-examined whenever one of its callees becomes nullable.
-void AutomatonAssembler::ComputeNullable() {
-  size_t n = a_.rule_start_.size();
-  a_.rule_nullable_.assign(n, 0);
-  // Each rule's states are contiguous, starting at its start state (rules are not in id order).
-  std::vector<std::pair<StateId, RuleId>> starts;
-  starts.reserve(n);
-  for (RuleId r = 0; r < n; ++r) starts.emplace_back(a_.rule_start_[r], r);
-  std::sort(starts.begin(), starts.end());
-  std::vector<std::vector<RuleId>> callers(n);
-  for (size_t i = 0; i < n; ++i) {
-    const auto [lo, r] = starts[i];
-    const StateId hi = i + 1 < n ? starts[i + 1].first : static_cast<StateId>(a_.num_states());
-    for (StateId s = lo; s < hi; ++s) {
-      for (const CallEdge& c : a_.CallEdges(s)) callers[c.rule].push_back(r);
-    }
-  }
-  std::vector<RuleId> work;
-  for (RuleId r = static_cast<RuleId>(n); r-- > 0;) work.push_back(r);
-  std::vector<uint32_t> stack;
-  std::fill(stamp_.begin(), stamp_.end(), 0);
-  stamp_.resize(std::max(stamp_.size(), a_.num_states()), 0);
-  epoch_ = 0;
-  while (!work.empty()) {
-    RuleId r = work.back();
-    work.pop_back();
-    if (a_.rule_nullable_[r] || !ReachesFinalViaNullable(r, &stack)) continue;
-    a_.rule_nullable_[r] = 1;
-    for (RuleId c : callers[r]) {
-      if (!a_.rule_nullable_[c]) work.push_back(c);
-    }
-  }
-}
+namespace {
 
-bool AutomatonAssembler::ReachesFinalViaNullable(RuleId r, std::vector<uint32_t>* stack) {
-  ++epoch_;
-  stack->assign(1, a_.rule_start_[r]);
-  stamp_[a_.rule_start_[r]] = epoch_;
-  while (!stack->empty()) {
-    StateId s = stack->back();
-    stack->pop_back();
-    if (a_.IsFinal(s)) return true;
-    for (const CallEdge& c : a_.CallEdges(s)) {
-      if (a_.rule_nullable_[c.rule] && stamp_[c.target] != epoch_) {
-        stamp_[c.target] = epoch_;
-        stack->push_back(c.target);
-      }
-    }
+// Whether the node derives some string, given which rules do: on the grammar, so that a rule's
+// FSM can drop calls of unproductive rules without building them. A class derives one when its
+// code point set is not empty (the builder's own test: it has byte edges then).
+bool NodeProductive(const Grammar& g, NodeId id, const std::vector<uint8_t>& productive) {
+  const Node& node = g.node(id);
+  switch (node.kind) {
+    case NodeKind::kRuleRef:
+      return productive[node.rule] != 0;
+    case NodeKind::kSequence:
+      return std::all_of(node.children.begin(), node.children.end(),
+                         [&](NodeId c) { return NodeProductive(g, c, productive); });
+    case NodeKind::kAlternation:
+      return std::any_of(node.children.begin(), node.children.end(),
+                         [&](NodeId c) { return NodeProductive(g, c, productive); });
+    case NodeKind::kRepeat:
+      return node.min == 0 || node.max == 0 || NodeProductive(g, node.children[0], productive);
+    case NodeKind::kCharClass:
+      return !detail::ClassCodepoints(node.ranges, node.negated).empty();
+    case NodeKind::kLiteral:
+    case NodeKind::kAnyChar:
+    case NodeKind::kTokenRef:
+      return true;
   }
   return false;
 }
 
+// Whether the node derives the empty string, given which rules do.
+bool NodeNullable(const Grammar& g, NodeId id, const std::vector<uint8_t>& nullable) {
+  const Node& node = g.node(id);
+  switch (node.kind) {
+    case NodeKind::kRuleRef:
+      return nullable[node.rule] != 0;
+    case NodeKind::kSequence:
+      return std::all_of(node.children.begin(), node.children.end(),
+                         [&](NodeId c) { return NodeNullable(g, c, nullable); });
+    case NodeKind::kAlternation:
+      return std::any_of(node.children.begin(), node.children.end(),
+                         [&](NodeId c) { return NodeNullable(g, c, nullable); });
+    case NodeKind::kRepeat:
+      return node.min == 0 || node.max == 0 || NodeNullable(g, node.children[0], nullable);
+    case NodeKind::kLiteral:
+      return node.codepoints.empty();
+    case NodeKind::kCharClass:
+    case NodeKind::kAnyChar:
+    case NodeKind::kTokenRef:
+      return false;
+  }
+  return false;
+}
+
+// The rules' references, for least fixpoints of properties over them ("derives some string",
+// "derives the empty string"). Rules are examined callees before callers (DFS post-order of the
+// references), so outside recursion each body is read once; a rule already examined is examined
+// again only when a rule it references has just been found to hold.
+class RuleGraph {
+ public:
+  explicit RuleGraph(const Grammar& g) : g_(g), users_(g.rules().size()) {
+    const size_t n = g.rules().size();
+    std::vector<std::vector<RuleId>> refs(n);  // distinct references of each rule
+    std::vector<NodeId> stack;
+    for (RuleId r = 0; r < n; ++r) {
+      stack.assign(1, g.rule(r).body);
+      while (!stack.empty()) {
+        const Node& node = g.node(stack.back());
+        stack.pop_back();
+        if (node.kind == NodeKind::kRuleRef &&
+            (users_[node.rule].empty() || users_[node.rule].back() != r)) {
+          users_[node.rule].push_back(r);
+          refs[r].push_back(node.rule);
+        }
+        for (NodeId c : node.children) stack.push_back(c);
+      }
+    }
+    order_.reserve(n);
+    std::vector<uint8_t> seen(n, 0);
+    std::vector<std::pair<RuleId, size_t>> dfs;
+    for (RuleId top = 0; top < n; ++top) {
+      if (seen[top]) continue;
+      seen[top] = 1;
+      dfs.emplace_back(top, 0);
+      while (!dfs.empty()) {
+        auto& [r, i] = dfs.back();
+        if (i < refs[r].size()) {
+          const RuleId c = refs[r][i++];
+          if (!seen[c]) {
+            seen[c] = 1;
+            dfs.emplace_back(c, 0);
+          }
+        } else {
+          order_.push_back(r);
+          dfs.pop_back();
+        }
+      }
+    }
+  }
+
+  // Per rule: 1 when `holds(body, known)` in the least fixpoint.
+  template <typename Holds>
+  std::vector<uint8_t> Fixpoint(Holds holds) const {
+    const size_t n = users_.size();
+    std::vector<uint8_t> result(n, 0);
+    std::vector<uint8_t> examined(n, 0);
+    std::vector<RuleId> work;
+    auto examine = [&](RuleId r) {
+      examined[r] = 1;
+      if (result[r] || !holds(g_.rule(r).body, result)) return;
+      result[r] = 1;
+      for (RuleId user : users_[r]) {
+        if (examined[user] && !result[user]) work.push_back(user);
+      }
+    };
+    for (RuleId r : order_) {
+      examine(r);
+      while (!work.empty()) {
+        const RuleId u = work.back();
+        work.pop_back();
+        examine(u);
+      }
+    }
+    return result;
+  }
+
+ private:
+  const Grammar& g_;
+  std::vector<std::vector<RuleId>> users_;
+  std::vector<RuleId> order_;
+};
+
+}  // namespace
+
+[[noreturn]] void ThrowTooLarge(const AutomatonLimits& limits) {
+  throw LimitError("max_automaton_size",
+                   "grammar automaton exceeds max_automaton_size (" +
+                       std::to_string(limits.max_automaton_size) +
+                       " states and edges); reduce repetition bounds or nesting");
+}
+
+struct Automaton::RuleBlock {
+  AssembledRule fsm;  // edges and chains (the rest is in the state records)
+  size_t num_states = 0;
+};
+
+Automaton::Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimits& limits)
+    : grammar_(std::move(grammar)), limits_(limits) {
+  const Grammar& g = *grammar_;
+  root_ = g.root();
+  num_rules_ = g.rules().size();
+  plan_ = std::make_unique<detail::RulePlan>();
+  plan_->inlinable = detail::InlinableRules(g, limits.max_nesting_depth);
+  plan_->depth = detail::RuleDepths(g, limits.max_nesting_depth);
+  const RuleGraph graph(g);
+  rule_productive_ = graph.Fixpoint([&](NodeId body, const std::vector<uint8_t>& known) {
+    return NodeProductive(g, body, known);
+  });
+  rule_nullable_ = graph.Fixpoint([&](NodeId body, const std::vector<uint8_t>& known) {
+    return NodeNullable(g, body, known);
+  });
+  start_ = std::make_unique<std::atomic<StateId>[]>(num_rules_);
+  for (size_t r = 0; r < num_rules_; ++r) start_[r].store(kUnbuilt, std::memory_order_relaxed);
+  built_once_ = std::make_unique<std::once_flag[]>(num_rules_);
+  block_of_rule_.assign(num_rules_, 0);
+}
+
+Automaton::~Automaton() = default;
+
+StateId Automaton::BuildRule(RuleId r) const {
+  std::call_once(built_once_[r], [&] { BuildRuleOnce(r); });
+  return start_[r].load(std::memory_order_acquire);
+}
+
+// Builds the rule's FSM without a lock (other rules may be built at the same time), then numbers
+// its states after every state published so far and publishes them: records first, then the
+// start (release), so a reader that sees the start sees the records.
+void Automaton::BuildRuleOnce(RuleId r) const {
+  const size_t used = num_states() + num_edges();
+  const size_t budget = limits_.max_automaton_size > used ? limits_.max_automaton_size - used : 0;
+  detail::Nfa nfa = detail::BuildRuleNfa(*grammar_, limits_, *plan_, r, budget);
+  auto block = std::make_unique<RuleBlock>();
+  AssembledRule& fsm = block->fsm;
+  AutomatonAssembler(nfa, rule_productive_, limits_, budget, &fsm).Run();
+  const size_t n = fsm.num_states();
+  block->num_states = n;
+
+  std::lock_guard<std::mutex> lock(publish_mutex_);
+  const size_t base = num_states_.load(std::memory_order_relaxed);
+  const size_t edges = num_edges_.load(std::memory_order_relaxed);
+  if (base + edges + n + fsm.num_edges() > limits_.max_automaton_size ||
+      base + n >= kUnbuilt) {
+    ThrowTooLarge(limits_);
+  }
+  const auto offset = static_cast<StateId>(base);
+  for (ByteEdge& e : fsm.bytes) e.target += offset;
+  for (CallEdge& e : fsm.calls) e.target += offset;
+  for (TokenEdge& e : fsm.tokens) e.target += offset;
+  for (size_t i = 0; i < n; ++i) {
+    StateRecord& rec = states_.Ensure(static_cast<StateId>(base + i));
+    rec.bytes = fsm.bytes.data() + fsm.byte_begin[i];
+    rec.num_bytes = fsm.byte_begin[i + 1] - fsm.byte_begin[i];
+    rec.calls = fsm.calls.data() + fsm.call_begin[i];
+    rec.num_calls = fsm.call_begin[i + 1] - fsm.call_begin[i];
+    rec.tokens = fsm.tokens.data() + fsm.token_begin[i];
+    rec.num_tokens = fsm.token_begin[i + 1] - fsm.token_begin[i];
+    rec.rule = r;
+    rec.final = fsm.final[i];
+  }
+  // The CSR boundaries live on in the records; the edges and the chains stay.
+  std::vector<uint32_t>().swap(fsm.byte_begin);
+  std::vector<uint32_t>().swap(fsm.call_begin);
+  std::vector<uint32_t>().swap(fsm.token_begin);
+  std::vector<uint8_t>().swap(fsm.final);
+  block_of_rule_[r] = static_cast<uint32_t>(blocks_.size());
+  num_edges_.store(edges + fsm.num_edges(), std::memory_order_release);
+  blocks_.push_back(std::move(block));
+  num_states_.store(base + n, std::memory_order_release);
+  start_[r].store(offset, std::memory_order_release);
+}
+
+const std::vector<RuleId>& Automaton::BuildAll() const {
+  std::call_once(all_once_, [&] {
+    std::vector<uint8_t> seen(num_rules_, 0);
+    std::vector<RuleId> work{root_};
+    seen[root_] = 1;
+    std::vector<RuleId> rules;
+    while (!work.empty()) {
+      const RuleId r = work.back();
+      work.pop_back();
+      rules.push_back(r);
+      const StateId start = RuleStart(r);
+      const size_t end = start + RuleStates(r);
+      for (StateId s = start; s < end; ++s) {
+        for (const CallEdge& c : CallEdges(s)) {
+          if (!seen[c.rule]) {
+            seen[c.rule] = 1;
+            work.push_back(c.rule);
+          }
+        }
+      }
+    }
+    std::sort(rules.begin(), rules.end());
+    all_rules_ = std::move(rules);
+  });
+  return all_rules_;
+}
+
+size_t Automaton::RuleStates(RuleId r) const {
+  RuleStart(r);
+  std::lock_guard<std::mutex> lock(publish_mutex_);
+  return blocks_[block_of_rule_[r]]->num_states;
+}
+
+const std::vector<RuleId>& Automaton::InlinedRules(StateId s) const {
+  static const std::vector<RuleId> kNone;
+  const RuleId r = states_[s].rule;
+  const StateId start = RuleStart(r);
+  std::lock_guard<std::mutex> lock(publish_mutex_);
+  const AssembledRule& fsm = blocks_[block_of_rule_[r]]->fsm;
+  return fsm.chain.empty() ? kNone : fsm.chains[fsm.chain[s - start]];
+}
+
 std::shared_ptr<const Automaton> Automaton::Build(std::shared_ptr<const Grammar> grammar,
                                                   const AutomatonLimits& limits) {
-  auto automaton = std::make_shared<Automaton>();
-  detail::Nfa nfa = detail::BuildNfa(*grammar, limits);
-  AutomatonAssembler(nfa, limits, automaton.get()).Run();
-  automaton->grammar_ = std::move(grammar);
-  automaton->root_ = automaton->grammar_->root();
+  std::shared_ptr<Automaton> automaton(new Automaton(std::move(grammar), limits));
+  automaton->RuleStart(automaton->root_);
   return automaton;
 }
 

@@ -1,21 +1,14 @@
-// Dead-state pruning: a state is live when some path from it reaches a final state of its rule,
-// crossing byte edges, token edges and calls of productive rules (a rule is productive when its
-// start is live). Edges into dead states and calls of unproductive rules are removed, so every
-// item the matcher keeps can still complete, and "the item set is non-empty" means "the input is
-// a viable prefix".
+// Dead-state pruning of one rule's FSM: a state is live when some path from it reaches a final
+// state of the rule, crossing byte edges, token edges and calls of productive rules (rules that
+// derive some string; Automaton computes them on the grammar). Edges into dead states and calls
+// of unproductive rules are removed, so every item the matcher keeps can still complete, and
+// "the item set is non-empty" means "the input is a viable prefix".
 #include <vector>
 
 #include "automaton/assembler.h"
 
 namespace gbnf {
 namespace {
-
-constexpr uint32_t kNoRule = UINT32_MAX;
-
-struct ReverseEdge {
-  StateId source = 0;
-  uint32_t rule = kNoRule;  // a call edge needs its rule to be productive
-};
 
 // Keeps the edges `keep` accepts, compacting the CSR arrays in place (each state's slice is
 // read before an earlier state's writes can reach it).
@@ -37,52 +30,41 @@ void FilterEdges(std::vector<T>* edges, std::vector<uint32_t>* begin, Keep keep)
 }  // namespace
 
 std::vector<uint8_t> AutomatonAssembler::LiveStates() const {
-  size_t n = a_.num_states();
+  const size_t n = a_.num_states();
   std::vector<uint32_t> rev_begin(n + 1, 0);
-  std::vector<ReverseEdge> rev;
+  std::vector<StateId> rev;
   auto for_each_edge = [&](auto&& fn) {
     for (StateId s = 0; s < n; ++s) {
-      for (const ByteEdge& e : a_.ByteEdges(s)) fn(e.target, ReverseEdge{s, kNoRule});
-      for (const TokenEdge& e : a_.TokenEdges(s)) fn(e.target, ReverseEdge{s, kNoRule});
-      for (const CallEdge& e : a_.CallEdges(s)) fn(e.target, ReverseEdge{s, e.rule});
+      for (uint32_t i = a_.byte_begin[s]; i < a_.byte_begin[s + 1]; ++i) fn(a_.bytes[i].target, s);
+      for (uint32_t i = a_.token_begin[s]; i < a_.token_begin[s + 1]; ++i) {
+        fn(a_.tokens[i].target, s);
+      }
+      for (uint32_t i = a_.call_begin[s]; i < a_.call_begin[s + 1]; ++i) {
+        if (productive_[a_.calls[i].rule]) fn(a_.calls[i].target, s);
+      }
     }
   };
-  for_each_edge([&](StateId t, ReverseEdge) { ++rev_begin[t + 1]; });
+  for_each_edge([&](StateId t, StateId) { ++rev_begin[t + 1]; });
   for (size_t i = 0; i < n; ++i) rev_begin[i + 1] += rev_begin[i];
   rev.resize(rev_begin[n]);
   std::vector<uint32_t> fill(rev_begin.begin(), rev_begin.end() - 1);
-  for_each_edge([&](StateId t, ReverseEdge r) { rev[fill[t]++] = r; });
+  for_each_edge([&](StateId t, StateId s) { rev[fill[t]++] = s; });
 
-  std::vector<uint32_t> start_rule(n, kNoRule);
-  for (RuleId r = 0; r < a_.rule_start_.size(); ++r) start_rule[a_.rule_start_[r]] = r;
   std::vector<uint8_t> live(n, 0);
-  std::vector<uint8_t> productive(a_.rule_start_.size(), 0);
-  std::vector<std::vector<StateId>> pending(a_.rule_start_.size());
   std::vector<StateId> work;
-  auto mark = [&](StateId s) {
-    if (!live[s]) {
+  for (StateId s = 0; s < n; ++s) {
+    if (a_.final[s]) {
       live[s] = 1;
       work.push_back(s);
     }
-  };
-  for (StateId s = 0; s < n; ++s) {
-    if (a_.final_[s]) mark(s);
   }
   while (!work.empty()) {
-    StateId t = work.back();
+    const StateId t = work.back();
     work.pop_back();
-    if (start_rule[t] != kNoRule) {
-      RuleId r = start_rule[t];
-      productive[r] = 1;
-      for (StateId s : pending[r]) mark(s);
-      std::vector<StateId>().swap(pending[r]);
-    }
     for (uint32_t i = rev_begin[t]; i < rev_begin[t + 1]; ++i) {
-      const ReverseEdge& e = rev[i];
-      if (e.rule == kNoRule || productive[e.rule]) {
-        mark(e.source);
-      } else {
-        pending[e.rule].push_back(e.source);
+      if (!live[rev[i]]) {
+        live[rev[i]] = 1;
+        work.push_back(rev[i]);
       }
     }
   }
@@ -91,12 +73,12 @@ std::vector<uint8_t> AutomatonAssembler::LiveStates() const {
 
 void AutomatonAssembler::PruneDeadStates() {
   std::vector<uint8_t> live = LiveStates();
-  FilterEdges(&a_.bytes_, &a_.byte_begin_,
+  FilterEdges(&a_.bytes, &a_.byte_begin,
               [&](StateId s, const ByteEdge& e) { return live[s] && live[e.target]; });
-  FilterEdges(&a_.tokens_, &a_.token_begin_,
+  FilterEdges(&a_.tokens, &a_.token_begin,
               [&](StateId s, const TokenEdge& e) { return live[s] && live[e.target]; });
-  FilterEdges(&a_.calls_, &a_.call_begin_, [&](StateId s, const CallEdge& e) {
-    return live[s] && live[e.target] && live[a_.rule_start_[e.rule]];
+  FilterEdges(&a_.calls, &a_.call_begin, [&](StateId s, const CallEdge& e) {
+    return live[s] && live[e.target] && productive_[e.rule];
   });
 }
 

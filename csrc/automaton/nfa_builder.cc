@@ -7,46 +7,20 @@
 
 namespace gbnf::detail {
 
-Nfa BuildNfa(const Grammar& grammar, const AutomatonLimits& limits) {
-  NfaBuilder builder(grammar, limits);
-  builder.BuildCalledRules();
+Nfa BuildRuleNfa(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,
+                 RuleId rule, size_t budget) {
+  NfaBuilder builder(grammar, limits, plan, budget);
+  builder.BuildRule(rule);
   return builder.Finish();
 }
 
-NfaBuilder::NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits)
-    : grammar_(grammar),
-      limits_(limits),
-      inline_(InlinableRules(grammar, limits.max_nesting_depth)),
-      rule_depth_(RuleDepths(grammar, limits.max_nesting_depth)) {}
+NfaBuilder::NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,
+                       size_t budget)
+    : grammar_(grammar), limits_(limits), plan_(plan), budget_(budget) {}
 
-// Only the root and the rules some call edge names get a body of their own: a rule whose every
-// reference is expanded in place (the many small rules of a schema grammar) would otherwise be
-// built once more, unreachable, and then carried through every later pass. The rest get a start
-// state that matches nothing. Bodies are built root first, then in the order calls are met; each
-// rule's states stay contiguous.
-void NfaBuilder::BuildCalledRules() {
-  const size_t n = grammar_.rules().size();
-  nfa_.rule_start.assign(n, 0);
-  nfa_.rule_final.assign(n, 0);
-  called_.assign(n, 0);
-  Call(grammar_.root());
-  for (size_t i = 0; i < to_build_.size(); ++i) {
-    const RuleId rule = to_build_[i];
-    const StateId start = NewState();
-    nfa_.rule_start[rule] = start;
-    nfa_.rule_final[rule] = Build(grammar_.rule(rule).body, start, 0);
-  }
-  for (RuleId rule = 0; rule < n; ++rule) {
-    if (called_[rule]) continue;
-    nfa_.rule_start[rule] = NewState();
-    nfa_.rule_final[rule] = NewState();  // unreachable from the start: the rule matches nothing
-  }
-}
-
-void NfaBuilder::Call(RuleId rule) {
-  if (called_[rule]) return;
-  called_[rule] = 1;
-  to_build_.push_back(rule);
+void NfaBuilder::BuildRule(RuleId rule) {
+  nfa_.start = NewState();
+  nfa_.final = Build(grammar_.rule(rule).body, nfa_.start, 0);
 }
 
 StateId NfaBuilder::NewState() {
@@ -64,7 +38,7 @@ void NfaBuilder::AddEdge(StateId from, StateId target, NfaEdgeKind kind, uint32_
 
 void NfaBuilder::CheckSize() const {
   size_t size = size_t{nfa_.num_states} + nfa_.edges.size();
-  if (size > limits_.max_automaton_size) {
+  if (size > budget_) {
     throw LimitError("max_automaton_size",
                      "grammar automaton exceeds max_automaton_size (" +
                          std::to_string(limits_.max_automaton_size) +
@@ -107,7 +81,8 @@ StateId NfaBuilder::Build(NodeId id, StateId in, uint32_t depth) {
 // A small non-recursive rule is expanded in place (while the nesting budget allows); any other
 // reference becomes a call edge.
 StateId NfaBuilder::BuildRuleRef(const Node& node, StateId in, uint32_t depth) {
-  if (inline_[node.rule] && depth + 1 + rule_depth_[node.rule] <= limits_.max_nesting_depth) {
+  if (plan_.inlinable[node.rule] &&
+      depth + 1 + plan_.depth[node.rule] <= limits_.max_nesting_depth) {
     const uint32_t outer = chain_;
     auto [it, added] = chain_ids_.try_emplace({outer, node.rule},
                                               static_cast<uint32_t>(nfa_.chains.size()));
@@ -121,7 +96,6 @@ StateId NfaBuilder::BuildRuleRef(const Node& node, StateId in, uint32_t depth) {
     chain_ = outer;
     return out;
   }
-  Call(node.rule);
   StateId out = NewState();
   AddEdge(in, out, NfaEdgeKind::kCall, node.rule);
   return out;
@@ -145,9 +119,8 @@ StateId NfaBuilder::BuildLiteral(const Node& node, StateId in) {
 // leading ranges share nodes), then nodes with the same edges merged, children first, so that
 // equal rests are shared too ([80-BF][80-BF] after every 3-byte lead). Built once per class
 // node; each use copies it.
-const NfaBuilder::ClassShape& NfaBuilder::Shape(NodeId id) {
-  auto found = shapes_.find(id);
-  if (found != shapes_.end()) return found->second;
+const ClassShape& NfaBuilder::Shape(NodeId id) {
+  if (const ClassShape* found = plan_.shapes.Find(id)) return *found;
   const Node& node = grammar_.node(id);
   std::vector<CodepointRange> cps = node.kind == NodeKind::kAnyChar
                                         ? AnyCodepoints()
@@ -206,7 +179,7 @@ const NfaBuilder::ClassShape& NfaBuilder::Shape(NodeId id) {
       shape.edges.push_back({number[n], e.lo, e.hi, to});
     }
   }
-  return shapes_.emplace(id, std::move(shape)).first->second;
+  return plan_.shapes.Insert(id, std::move(shape));
 }
 
 StateId NfaBuilder::BuildCodepoints(NodeId id, StateId in) {

@@ -1,10 +1,12 @@
-// Thompson construction: a Grammar's rules as one byte-level NFA with epsilon edges. Every rule
-// gets a start state and one final state; repetition x{m,n} becomes m copies of x followed by a
-// nested optional chain of n-m copies (x (x (x)?)?)?, so each state's epsilon closure stays small.
+// Thompson construction: one rule of a Grammar as a byte-level NFA with epsilon edges, a start
+// state and one final state (references to other rules are call edges, or expanded in place).
+// Repetition x{m,n} becomes m copies of x followed by a nested optional chain of n-m copies
+// (x (x (x)?)?)?, so each state's epsilon closure stays small.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -29,28 +31,77 @@ struct NfaEdge {
 struct Nfa {
   uint32_t num_states = 0;
   std::vector<NfaEdge> edges;
-  std::vector<StateId> rule_start;  // per rule
-  std::vector<StateId> rule_final;  // per rule
+  StateId start = 0;
+  StateId final = 0;
   // Per state: the chain of inlined rules it was built inside (an index into `chains`; chain 0
   // is empty: the state belongs to its own rule's body). For explanations (rule stacks).
   std::vector<uint32_t> state_chain;
   std::vector<std::vector<RuleId>> chains{{}};
 };
 
-// Builds the NFA of the root and of every rule it calls (a rule only ever expanded in place
-// matches nothing on its own). Throws LimitError("max_automaton_size" / "max_nesting_depth").
-Nfa BuildNfa(const Grammar& grammar, const AutomatonLimits& limits);
+// A character class or "." as a small acyclic byte automaton (see Shape).
+struct ClassShape {
+  static constexpr uint32_t kEnd = UINT32_MAX;  // the class's end state
+  struct Edge {
+    uint8_t lo = 0;
+    uint8_t hi = 0;
+    uint32_t to = kEnd;
+    bool operator<(const Edge& o) const {
+      return lo != o.lo ? lo < o.lo : hi != o.hi ? hi < o.hi : to < o.to;
+    }
+    bool operator==(const Edge& o) const { return lo == o.lo && hi == o.hi && to == o.to; }
+  };
+  struct FlatEdge {
+    uint32_t from = 0;  // node 0: the class's start
+    uint8_t lo = 0;
+    uint8_t hi = 0;
+    uint32_t to = kEnd;
+  };
+  uint32_t nodes = 1;
+  std::vector<FlatEdge> edges;
+};
+
+// Class shapes by class node, shared by the builds of every rule of a grammar (a JSON string's
+// character class is inlined into most rules). Thread-safe; entries never move.
+class ShapeCache {
+ public:
+  const ClassShape* Find(NodeId id) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = shapes_.find(id);
+    return it == shapes_.end() ? nullptr : &it->second;
+  }
+  // Keeps the first shape stored for `id` (builds racing agree).
+  const ClassShape& Insert(NodeId id, ClassShape shape) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return shapes_.emplace(id, std::move(shape)).first->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<NodeId, ClassShape> shapes_;
+};
+
+// What the builder needs to know of every rule, computed once per grammar (automaton.cc).
+struct RulePlan {
+  std::vector<uint8_t> inlinable;  // per rule: expand references in place (inlining.h)
+  std::vector<uint32_t> depth;     // per rule: AST depth of the body
+  mutable ShapeCache shapes;  // filled as rules are built
+};
+
+// Builds `rule`'s NFA. `budget`: the states and edges it may have before LimitError
+// ("max_automaton_size"); also throws LimitError("max_nesting_depth").
+Nfa BuildRuleNfa(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,
+                 RuleId rule, size_t budget);
 
 class NfaBuilder {
  public:
-  NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits);
+  NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,
+             size_t budget);
   Nfa Finish() { return std::move(nfa_); }
-  // Builds the root's body and, transitively, the body of every rule a call edge names.
-  void BuildCalledRules();
+  void BuildRule(RuleId rule);
 
  private:
   StateId NewState();
-  void Call(RuleId rule);  // queues the rule's body (once)
   void AddEdge(StateId from, StateId target, NfaEdgeKind kind, uint32_t label = 0,
                uint8_t lo = 0, uint8_t hi = 0);
   void CheckSize() const;
@@ -59,27 +110,6 @@ class NfaBuilder {
   StateId Build(NodeId node, StateId in, uint32_t depth);
   StateId BuildRuleRef(const Node& node, StateId in, uint32_t depth);
   StateId BuildLiteral(const Node& node, StateId in);
-  // A character class or "." as a small acyclic byte automaton (see Shape).
-  struct ClassShape {
-    static constexpr uint32_t kEnd = UINT32_MAX;  // the class's end state
-    struct Edge {
-      uint8_t lo = 0;
-      uint8_t hi = 0;
-      uint32_t to = kEnd;
-      bool operator<(const Edge& o) const {
-        return lo != o.lo ? lo < o.lo : hi != o.hi ? hi < o.hi : to < o.to;
-      }
-      bool operator==(const Edge& o) const { return lo == o.lo && hi == o.hi && to == o.to; }
-    };
-    struct FlatEdge {
-      uint32_t from = 0;  // node 0: the class's start
-      uint8_t lo = 0;
-      uint8_t hi = 0;
-      uint32_t to = kEnd;
-    };
-    uint32_t nodes = 1;
-    std::vector<FlatEdge> edges;
-  };
   const ClassShape& Shape(NodeId id);
   StateId BuildCodepoints(NodeId id, StateId in);
   StateId BuildAlternation(const Node& node, StateId in, uint32_t depth);
@@ -91,12 +121,9 @@ class NfaBuilder {
   const Grammar& grammar_;
   AutomatonLimits limits_;
   Nfa nfa_;
-  std::unordered_map<NodeId, ClassShape> shapes_;  // per class / any node
   std::vector<StateId> shape_states_;             // BuildCodepoints' scratch
-  std::vector<uint8_t> inline_;        // per rule: expand references in place
-  std::vector<uint32_t> rule_depth_;   // per rule: AST depth of the body
-  std::vector<uint8_t> called_;        // per rule: named by a call edge (or the root)
-  std::vector<RuleId> to_build_;       // rules whose bodies are built, in order
+  const RulePlan& plan_;
+  size_t budget_;
   uint32_t chain_ = 0;                 // the inlined rules being built (index into nfa_.chains)
   std::map<std::pair<uint32_t, RuleId>, uint32_t> chain_ids_;  // (outer chain, rule) -> chain
   std::vector<std::string> trie_words_;  // BuildLiteralTrie's scratch (it never recurses)

@@ -199,8 +199,10 @@ void BindMask(py::module_& m) {
       .def("_classify_job", &ClassifyJobForTest, py::arg("state"), py::arg("chunks"),
            py::arg("helpers"), py::arg("rescuers"))
       .def("_state_key", &StateKeyForTest, py::arg("state"))
-      .def_property_readonly("num_states",
-                             [](const CompiledGrammar& c) { return c.automaton().num_states(); });
+      .def_property_readonly("num_states", [](const CompiledGrammar& c) {
+        c.automaton().BuildAll();  // the whole automaton's states
+        return c.automaton().num_states();
+      });
 
   py::class_<PyTokenMatcher>(m, "TokenMatcher")
       .def(py::init([](std::shared_ptr<CompiledGrammar> c) {

@@ -48,8 +48,16 @@ void BindMatcher(py::module_& m) {
   py::class_<Automaton, std::shared_ptr<Automaton>>(m, "Automaton")
       .def_static("build", &BuildAutomaton, py::arg("grammar"), py::arg("max_automaton_size"),
                   py::arg("max_nesting_depth"))
-      .def_property_readonly("num_states", &Automaton::num_states)
-      .def_property_readonly("num_edges", &Automaton::num_edges);
+      // Of the whole automaton: every rule the root reaches is built first.
+      .def_property_readonly("num_states",
+                             [](const Automaton& a) {
+                               a.BuildAll();
+                               return a.num_states();
+                             })
+      .def_property_readonly("num_edges", [](const Automaton& a) {
+        a.BuildAll();
+        return a.num_edges();
+      });
 
   py::class_<PyMatcher>(m, "Matcher")
       .def(py::init(&NewMatcher), py::arg("automaton"), py::arg("max_state_size"),

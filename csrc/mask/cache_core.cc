@@ -28,11 +28,6 @@ CacheCore::CacheCore(std::shared_ptr<const Automaton> automaton,
       vocab_(std::move(vocab)),
       max_state_size_(max_state_size),
       cancelled_(std::make_shared<std::atomic<bool>>(false)) {
-  const size_t n = automaton_->num_states();
-  published_ = std::make_unique<std::atomic<const StateMask*>[]>(n);
-  unkeyed_ = std::make_unique<std::atomic<uint8_t>[]>(n);
-  owners_ = std::make_unique<std::shared_ptr<const StateMask>[]>(n);
-  stats_.states = n;
 }
 
 CacheCore::~CacheCore() {
@@ -45,7 +40,7 @@ bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, En
                         bool in_shared, size_t mapped_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   jobs_.erase(state);
-  if (published_[state].load(std::memory_order_relaxed) != nullptr) return false;
+  if (IsPublished(state)) return false;
   const size_t owned = mask->MemoryBytes();
   ++stats_.filled;
   stats_.bytes += owned + mapped_bytes;
@@ -69,8 +64,9 @@ bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, En
     case EntryOrigin::kNone:
       break;
   }
-  owners_[state] = std::move(mask);
-  published_[state].store(owners_[state].get(), std::memory_order_release);
+  const StateMask* entry = mask.get();
+  owners_.emplace(state, std::move(mask));
+  published_.Ensure(state).store(entry, std::memory_order_release);
   return true;
 }
 
@@ -78,9 +74,12 @@ bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, En
 // key (so that a classification of the state can be shared afterwards).
 bool CacheCore::TryShared(StateId state, StateKey* key, bool* keyed) {
   *keyed = false;
-  if (unkeyed_[state].load(std::memory_order_relaxed) != 0) return false;
-  if (!ComputeStateKey(*automaton_, state, kMaxKeyStates, vocab_->max_token_length(), key)) {
-    unkeyed_[state].store(1, std::memory_order_relaxed);
+  const std::atomic<uint8_t>* unkeyed = unkeyed_.Find(state);
+  if (unkeyed != nullptr && unkeyed->load(std::memory_order_relaxed) != 0) return false;
+  bool unbuilt = false;
+  if (!ComputeStateKey(*automaton_, state, kMaxKeyStates, vocab_->max_token_length(), key,
+                       &unbuilt)) {
+    if (!unbuilt) unkeyed_.Ensure(state).store(1, std::memory_order_relaxed);
     return false;
   }
   *keyed = true;
@@ -127,7 +126,7 @@ void CacheCore::DropJob(StateId state, const std::shared_ptr<ClassifyJob>& job) 
 
 const StateMask& CacheCore::Fill(StateId state) {
   for (;;) {
-    if (const StateMask* m = published_[state].load(std::memory_order_acquire)) return *m;
+    if (const StateMask* m = FilledMaskOf(state)) return *m;
     StateKey key;
     bool keyed = false;
     if (TryShared(state, &key, &keyed)) continue;
@@ -164,6 +163,17 @@ void CacheCore::StartPrecompute() {
 }
 
 bool CacheCore::RunOne() {
+  // Best effort: a rule the plan or a key builds may exceed an automaton limit; the step that
+  // needs that rule reports it, background work just stops.
+  try {
+    return RunPlanStep();
+  } catch (...) {
+    plan_over_.store(true, std::memory_order_relaxed);
+    return false;
+  }
+}
+
+bool CacheCore::RunPlanStep() {
   std::call_once(plan_once_, [&] { BuildPlan(); });
   for (;;) {
     const size_t i = plan_next_.fetch_add(1, std::memory_order_relaxed);
@@ -192,15 +202,16 @@ bool CacheCore::Adopt(StateId state, std::shared_ptr<const StateMask> mask, size
 std::vector<std::pair<StateId, std::shared_ptr<const StateMask>>> CacheCore::Filled() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::pair<StateId, std::shared_ptr<const StateMask>>> out;
-  for (StateId s = 0; s < stats_.states; ++s) {
-    if (owners_[s]) out.emplace_back(s, owners_[s]);
-  }
+  out.assign(owners_.begin(), owners_.end());
+  std::sort(out.begin(), out.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
   return out;
 }
 
 MaskCacheStats CacheCore::Stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   MaskCacheStats out = stats_;
+  out.states = automaton_->num_states();
   out.precompute_running = !plan_over_.load(std::memory_order_relaxed) &&
                            !cancelled_->load(std::memory_order_relaxed);
   return out;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gbnf_sampler/compiled_grammar.h"
+#include "gbnf_sampler/segmented_table.h"
 #include "mask/background.h"
 #include "mask/classify_job.h"
 #include "mask/state_key.h"
@@ -43,7 +44,11 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   CacheCore(const CacheCore&) = delete;
   CacheCore& operator=(const CacheCore&) = delete;
 
-  const std::atomic<const StateMask*>* published() const { return published_.get(); }
+  // The entry of `state` if it is filled, else nullptr (one acquire load once its segment exists).
+  const StateMask* FilledMaskOf(StateId state) const {
+    const std::atomic<const StateMask*>* slot = published_.Find(state);
+    return slot == nullptr ? nullptr : slot->load(std::memory_order_acquire);
+  }
   const Automaton& automaton() const { return *automaton_; }
   const Vocab& vocab() const { return *vocab_; }
   uint32_t max_state_size() const { return max_state_size_; }
@@ -72,19 +77,19 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
                                         bool keyed, bool* owner);
   void DropJob(StateId state, const std::shared_ptr<ClassifyJob>& job);
   void BuildPlan();
-  bool IsPublished(StateId state) const {
-    return published_[state].load(std::memory_order_acquire) != nullptr;
-  }
+  bool RunPlanStep();
+  bool IsPublished(StateId state) const { return FilledMaskOf(state) != nullptr; }
 
   std::shared_ptr<const Automaton> automaton_;
   std::shared_ptr<const Vocab> vocab_;
   uint32_t max_state_size_;
   std::shared_ptr<std::atomic<bool>> cancelled_;
-  std::unique_ptr<std::atomic<const StateMask*>[]> published_;  // all null at first
-  std::unique_ptr<std::atomic<uint8_t>[]> unkeyed_;  // 1: the state has no shared key
+  // Per state (grows with the automaton, which builds rules on first reach): null at first.
+  SegmentedTable<std::atomic<const StateMask*>> published_;
+  SegmentedTable<std::atomic<uint8_t>> unkeyed_;  // 1: the state has no shared key
 
   mutable std::mutex mutex_;  // the fields below
-  std::unique_ptr<std::shared_ptr<const StateMask>[]> owners_;
+  std::unordered_map<StateId, std::shared_ptr<const StateMask>> owners_;
   std::unordered_map<StateId, std::shared_ptr<ClassifyJob>> jobs_;
   MaskCacheStats stats_;
 

@@ -10,8 +10,7 @@ CompiledGrammar::MaskCache::MaskCache(std::shared_ptr<const Automaton> automaton
                                       std::shared_ptr<const Vocab> vocab, uint32_t max_state_size,
                                       const MaskCacheOptions& options)
     : core_(std::make_shared<detail::CacheCore>(std::move(automaton), std::move(vocab),
-                                                max_state_size)),
-      published_(core_->published()) {
+                                                max_state_size)) {
   if (options.precompute) core_->StartPrecompute();
 }
 

@@ -27,13 +27,13 @@ class CompiledGrammar::MaskCache {
 
   // The entry of `state`, computed on first use.
   const detail::StateMask& StateMaskOf(StateId state) const {
-    const detail::StateMask* mask = published_[state].load(std::memory_order_acquire);
+    const detail::StateMask* mask = core_->FilledMaskOf(state);
     return mask != nullptr ? *mask : core_->Fill(state);
   }
 
   // The entry of `state` if it is filled already, else nullptr (never computes).
   const detail::StateMask* FilledMaskOf(StateId state) const {
-    return published_[state].load(std::memory_order_acquire);
+    return core_->FilledMaskOf(state);
   }
 
   // Bytes held by the entries filled so far, and their number.
@@ -44,7 +44,6 @@ class CompiledGrammar::MaskCache {
 
  private:
   std::shared_ptr<detail::CacheCore> core_;
-  const std::atomic<const detail::StateMask*>* published_;
 };
 
 }  // namespace gbnf

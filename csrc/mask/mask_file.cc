@@ -1,5 +1,6 @@
 #include "mask/mask_file.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
@@ -158,20 +159,64 @@ Mapping::~Mapping() {
 
 uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
+// State numbers that do not depend on the order rules were built in (the automaton builds each
+// rule on first reach, so its state ids differ from run to run): the rules the root reaches, in
+// rule id order, each rule's states in their own order. Builds the whole automaton.
+class CanonicalStates {
+ public:
+  explicit CanonicalStates(const Automaton& a) : a_(a), index_(a.num_rules(), kNone) {
+    for (RuleId r : a.BuildAll()) {
+      index_[r] = static_cast<uint32_t>(rules_.size());
+      rules_.push_back(r);
+      base_.push_back(total_);
+      total_ += a.RuleStates(r);
+    }
+  }
+  size_t size() const { return total_; }
+  const std::vector<RuleId>& rules() const { return rules_; }
+  size_t Base(size_t i) const { return base_[i]; }
+  uint64_t Of(StateId s) const {
+    const RuleId r = a_.RuleOf(s);
+    return base_[index_[r]] + (s - a_.RuleStart(r));
+  }
+  StateId From(uint64_t c) const {  // c < size()
+    const size_t i = static_cast<size_t>(std::upper_bound(base_.begin(), base_.end(), c) -
+                                         base_.begin()) - 1;
+    return static_cast<StateId>(a_.RuleStart(rules_[i]) + (c - base_[i]));
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  const Automaton& a_;
+  std::vector<uint32_t> index_;  // per rule: position in rules_
+  std::vector<RuleId> rules_;
+  std::vector<uint64_t> base_;
+  uint64_t total_ = 0;
+};
+
 }  // namespace
 
 MaskFileKey MaskFileKeyOf(const CompiledGrammar& compiled) {
   MaskFileKey key;
   const Automaton& a = compiled.automaton();
+  const CanonicalStates canonical(a);
   Hash128 g;
-  g.Add(a.num_states());
+  g.Add(canonical.size());
   g.Add(a.num_rules());
-  for (RuleId r = 0; r < a.num_rules(); ++r) g.Add((uint64_t{a.RuleStart(r)} << 1) | a.RuleNullable(r));
-  for (StateId s = 0; s < a.num_states(); ++s) {
+  for (size_t i = 0; i < canonical.rules().size(); ++i) {
+    const RuleId r = canonical.rules()[i];
+    g.Add((uint64_t{r} << 1) | a.RuleNullable(r));
+    g.Add(canonical.Base(i));
+  }
+  for (uint64_t c = 0; c < canonical.size(); ++c) {
+    const StateId s = canonical.From(c);
     g.Add((a.IsPureFinal(s) ? 2 : a.IsFinal(s) ? 1 : 0) | (uint64_t{a.ByteEdges(s).size()} << 8) |
           (uint64_t{a.CallEdges(s).size()} << 36));
-    for (const ByteEdge& e : a.ByteEdges(s)) g.Add((uint64_t{e.target} << 16) | (e.lo << 8) | e.hi);
-    for (const CallEdge& c : a.CallEdges(s)) g.Add((uint64_t{c.target} << 32) | c.rule);
+    for (const ByteEdge& e : a.ByteEdges(s)) {
+      g.Add((canonical.Of(e.target) << 16) | (e.lo << 8) | e.hi);
+    }
+    for (const CallEdge& e : a.CallEdges(s)) g.Add((canonical.Of(e.target) << 32) | e.rule);
+    for (const TokenEdge& e : a.TokenEdges(s)) g.Add((canonical.Of(e.target) << 32) | e.node);
   }
   key.grammar[0] = g.first();
   key.grammar[1] = g.second();
@@ -198,6 +243,7 @@ std::string MaskFileName(const CompiledGrammar& compiled) {
 
 size_t SaveMaskFile(const CompiledGrammar& compiled, const std::string& path) {
   const auto filled = compiled.mask_cache().core().Filled();
+  const CanonicalStates canonical(compiled.automaton());
   std::vector<Record> records(filled.size());
   std::vector<uint32_t> words;
   uint64_t offset = Align8(records.size() * sizeof(Record));
@@ -212,7 +258,7 @@ size_t SaveMaskFile(const CompiledGrammar& compiled, const std::string& path) {
     const StateMask& m = *filled[i].second;
     Record& r = records[i];
     std::memset(&r, 0, sizeof(r));
-    r.state = filled[i].first;
+    r.state = static_cast<uint32_t>(canonical.Of(filled[i].first));
     r.forms = (m.accepted.is_bitset() ? 1u : 0u) | (m.dependent.is_bitset() ? 2u : 0u);
     r.accepted_count = static_cast<uint32_t>(m.accepted.size());
     r.dependent_count = static_cast<uint32_t>(m.dependent.size());
@@ -235,7 +281,7 @@ size_t SaveMaskFile(const CompiledGrammar& compiled, const std::string& path) {
   std::memcpy(h.vocab, key.vocab, sizeof(h.vocab));
   h.vocab_size = static_cast<uint32_t>(compiled.vocab().size());
   h.trie_size = static_cast<uint32_t>(compiled.vocab().trie().size());
-  h.num_states = static_cast<uint32_t>(compiled.automaton().num_states());
+  h.num_states = static_cast<uint32_t>(canonical.size());
   h.max_state_size = compiled.limits().max_state_size;
   h.num_entries = static_cast<uint32_t>(records.size());
   h.payload_bytes = payload.size();
@@ -304,7 +350,7 @@ std::string CheckHeader(const Header& h, size_t file_bytes, const CompiledGramma
       h.vocab_size != compiled.vocab().size() || h.trie_size != compiled.vocab().trie().size()) {
     return "written for another vocabulary";
   }
-  if (h.num_states != compiled.automaton().num_states() ||
+  if (h.num_states != CanonicalStates(compiled.automaton()).size() ||
       h.max_state_size != compiled.limits().max_state_size) {
     return "written with other limits or another automaton";
   }
@@ -354,6 +400,7 @@ MaskFileLoad LoadMaskFile(const CompiledGrammar& compiled, const std::string& pa
     }
   }
   CacheCore& core = compiled.mask_cache().core();
+  const CanonicalStates canonical(compiled.automaton());
   for (const Record& r : records) {
     auto mask = std::make_shared<StateMask>();
     const auto* words = reinterpret_cast<const uint32_t*>(payload);
@@ -362,7 +409,7 @@ MaskFileLoad LoadMaskFile(const CompiledGrammar& compiled, const std::string& pa
     mask->dependent = TokenSet::View(words + r.dependent_offset / 4, r.dependent_words,
                                      r.dependent_count, (r.forms & 2) != 0, map);
     const size_t bytes = (size_t{r.accepted_words} + r.dependent_words) * 4;
-    if (core.Adopt(r.state, std::move(mask), bytes)) ++out.loaded;
+    if (core.Adopt(canonical.From(r.state), std::move(mask), bytes)) ++out.loaded;
   }
   return out;
 }

@@ -22,7 +22,8 @@
 
 namespace gbnf::detail {
 
-inline constexpr uint32_t kMaskFileVersion = 1;
+// 2: states numbered canonically (rules in id order), since rules are built on first reach.
+inline constexpr uint32_t kMaskFileVersion = 2;
 
 // Fingerprints that name a cache file: the grammar's automaton and the vocabulary.
 struct MaskFileKey {

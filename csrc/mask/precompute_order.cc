@@ -113,6 +113,7 @@ class Groups {
 // The fewest bytes from each state to the end of its rule (kNever: it cannot end). Knuth's
 // generalization of Dijkstra: a call s -R-> t gives s the value start(R) + t once both are final.
 std::vector<uint64_t> Completions(const Automaton& a) {
+  const std::vector<RuleId>& rules = a.BuildAll();
   const size_t n = a.num_states();
   Groups steps_into(n);    // t: (s, -) for each byte or token edge s -> t
   Groups resumes_into(n);  // t: (s, start of R) for each call s -R-> t
@@ -139,7 +140,7 @@ std::vector<uint64_t> Completions(const Automaton& a) {
               callers.Push(c.rule, s, c.target);
             });
   std::vector<int64_t> rule_starting(n, -1);
-  for (RuleId r = 0; r < a.num_rules(); ++r) rule_starting[a.RuleStart(r)] = r;
+  for (RuleId r : rules) rule_starting[a.RuleStart(r)] = r;
 
   ShortestDistances best(n);
   for (StateId s = 0; s < n; ++s) {
@@ -167,8 +168,8 @@ std::vector<uint64_t> Completions(const Automaton& a) {
 }  // namespace
 
 std::vector<std::pair<StateId, uint64_t>> PrecomputeOrder(const Automaton& a) {
+  const std::vector<uint64_t> completion = Completions(a);  // builds the whole automaton
   const size_t n = a.num_states();
-  const std::vector<uint64_t> completion = Completions(a);
   ShortestDistances best(n);
   best.Relax(a.RuleStart(a.root()), 0);
   std::vector<std::pair<StateId, uint64_t>> order;

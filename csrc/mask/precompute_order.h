@@ -21,7 +21,7 @@
 namespace gbnf::detail {
 
 // (state, distance) by ascending distance (ties in the order found); unreachable states left
-// out.
+// out. Builds every rule the root reaches first (Automaton::BuildAll): background work.
 std::vector<std::pair<StateId, uint64_t>> PrecomputeOrder(const Automaton& automaton);
 
 }  // namespace gbnf::detail

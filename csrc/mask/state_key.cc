@@ -1,5 +1,6 @@
 #include "mask/state_key.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -30,10 +31,7 @@ class KeyWriter {
                                            : static_cast<uint32_t>(max_bytes) + 1),
         out_(out),
         numbers_(ThreadNumbers()) {
-    if (numbers_.state.size() < a.num_states()) {
-      numbers_.state.resize(a.num_states(), kUnnumbered);
-      numbers_.distance.resize(a.num_states(), kUnnumbered);
-    }
+    Fit(0);
     if (numbers_.rule.size() < a.num_rules()) numbers_.rule.resize(a.num_rules(), kUnnumbered);
   }
   ~KeyWriter() {
@@ -48,11 +46,15 @@ class KeyWriter {
   KeyWriter(const KeyWriter&) = delete;
   KeyWriter& operator=(const KeyWriter&) = delete;
 
+  bool met_unbuilt_rule() const { return unbuilt_; }
+
   // Most keys are small and written whole in one pass (form 0); a larger one is written again,
   // cut where the longest token cannot reach (form 1).
   bool Run(StateId start) {
     if (!Write(start, kSmallKey, false)) {
+      // Too large, or past a rule not built yet: the cut form reads only what tokens can reach.
       Clear();
+      unbuilt_ = false;
       if (!MeasureDistances(start) || !Write(start, max_states_, true)) return false;
     }
     uint64_t h = 0xCBF29CE484222325ull;
@@ -71,7 +73,7 @@ class KeyWriter {
     for (size_t i = 0; i < queue_.size(); ++i) {
       if (queue_.size() > max_states) return false;
       if (!cut || numbers_.distance[queue_[i]] <= near_) {
-        Emit(queue_[i]);
+        if (!Emit(queue_[i])) return false;
       } else {
         out_->code.push_back(kFar);
       }
@@ -88,6 +90,17 @@ class KeyWriter {
     numbers_.rules_met.clear();
   }
 
+  // Makes the state arrays hold `s`: the automaton grows while a key is written (a rule met for
+  // the first time is built then).
+  void Fit(StateId s) {
+    if (s < numbers_.state.size() && numbers_.state.size() >= a_.num_states()) return;
+    const size_t n = std::max<size_t>(size_t{s} + 1, a_.num_states());
+    if (numbers_.state.size() < n) {
+      numbers_.state.resize(n, kUnnumbered);
+      numbers_.distance.resize(n, kUnnumbered);
+    }
+  }
+
   static KeyNumbers& ThreadNumbers() {
     thread_local KeyNumbers numbers;
     return numbers;
@@ -99,6 +112,7 @@ class KeyWriter {
     std::deque<StateId>& work = work_;
     work.clear();
     auto reach = [&](StateId s, uint32_t d, bool front) {
+      if (s >= numbers_.distance.size()) Fit(s);
       uint32_t& old = numbers_.distance[s];
       if (old != kUnnumbered && old <= d) return;
       if (old == kUnnumbered) numbers_.reached.push_back(s);
@@ -118,6 +132,10 @@ class KeyWriter {
       if (d > near_) continue;  // far: its edges are never read
       for (const ByteEdge& e : a_.ByteEdges(s)) reach(e.target, d + 1, false);
       for (const CallEdge& c : a_.CallEdges(s)) {
+        if (!a_.RuleBuilt(c.rule)) {
+          unbuilt_ = true;
+          return false;
+        }
         reach(a_.RuleStart(c.rule), d, true);
         reach(c.target, d, true);
       }
@@ -126,6 +144,7 @@ class KeyWriter {
   }
 
   uint32_t Number(StateId s) {
+    if (s >= numbers_.state.size()) Fit(s);
     uint32_t& n = numbers_.state[s];
     if (n == kUnnumbered) {
       n = static_cast<uint32_t>(queue_.size());
@@ -134,21 +153,27 @@ class KeyWriter {
     return n;
   }
 
-  // A rule's canonical number; its first mention also writes its start and nullability.
-  void Rule(RuleId r) {
+  // A rule's canonical number; its first mention also writes its start and nullability. False
+  // when the rule is not built yet.
+  bool Rule(RuleId r) {
     uint32_t& n = numbers_.rule[r];
     const bool fresh = n == kUnnumbered;
+    if (fresh && !a_.RuleBuilt(r)) {
+      unbuilt_ = true;
+      return false;
+    }
     if (fresh) {
       n = static_cast<uint32_t>(numbers_.rules_met.size());
       numbers_.rules_met.push_back(r);
     }
     out_->code.push_back(n);
-    if (!fresh) return;
+    if (!fresh) return true;
     out_->code.push_back(Number(a_.RuleStart(r)));
     out_->code.push_back(a_.RuleNullable(r) ? 1 : 0);
+    return true;
   }
 
-  void Emit(StateId s) {
+  bool Emit(StateId s) {
     std::vector<uint32_t>& code = out_->code;
     code.push_back(a_.IsPureFinal(s) ? 2 : a_.IsFinal(s) ? 1 : 0);
     code.push_back(static_cast<uint32_t>(a_.ByteEdges(s).size()));
@@ -158,9 +183,10 @@ class KeyWriter {
     }
     code.push_back(static_cast<uint32_t>(a_.CallEdges(s).size()));
     for (const CallEdge& c : a_.CallEdges(s)) {
-      Rule(c.rule);
+      if (!Rule(c.rule)) return false;
       code.push_back(Number(c.target));
     }
+    return true;
   }
 
   const Automaton& a_;
@@ -170,13 +196,17 @@ class KeyWriter {
   KeyNumbers& numbers_;
   std::vector<StateId> queue_;
   std::deque<StateId> work_;
+  bool unbuilt_ = false;  // the last try met a rule not built yet
 };
 
 }  // namespace
 
 bool ComputeStateKey(const Automaton& automaton, StateId state, size_t max_states,
-                     size_t max_bytes, StateKey* out) {
-  return KeyWriter(automaton, max_states, max_bytes, out).Run(state);
+                     size_t max_bytes, StateKey* out, bool* unbuilt) {
+  KeyWriter writer(automaton, max_states, max_bytes, out);
+  const bool keyed = writer.Run(state);
+  if (unbuilt != nullptr) *unbuilt = !keyed && writer.met_unbuilt_rule();
+  return keyed;
 }
 
 }  // namespace gbnf::detail

@@ -36,8 +36,10 @@ struct StateKey {
 };
 
 // The key of `state` for tokens of at most `max_bytes` bytes, or false when the sub-automaton it
-// covers has more than `max_states` states (such a state is classified on its own, never shared).
+// covers has more than `max_states` states (such a state is classified on its own, never shared)
+// or reaches a rule the automaton has not built yet (*unbuilt is set then: a key never builds a
+// rule, since a large rule would cost more than the classification; a later try may succeed).
 bool ComputeStateKey(const Automaton& automaton, StateId state, size_t max_states,
-                     size_t max_bytes, StateKey* out);
+                     size_t max_bytes, StateKey* out, bool* unbuilt = nullptr);
 
 }  // namespace gbnf::detail

@@ -74,7 +74,7 @@ class MaskCacheWarning(UserWarning):
 class CacheStats:
     """What a compiled grammar's mask cache holds (:meth:`CompiledGrammar.stats`)."""
 
-    states: int  # automaton states (possible entries)
+    states: int  # automaton states built so far (rules are built on first reach)
     filled: int  # entries filled
     classified: int  # entries classified by a trie walk of this grammar
     background: int  # ... of which by the precompute plan (workers, or precompute())

@@ -293,9 +293,11 @@ class Grammar:
             self._rules = rules
 
     def automaton(self) -> _core.Automaton:
-        """The byte-level automaton of the grammar, built on first use and shared by every
-        matcher and compiled grammar made from this object. Raises GrammarTooComplexError when
-        it would exceed ``limits.MAX_AUTOMATON_SIZE``."""
+        """The byte-level automaton of the grammar, made on first use and shared by every
+        matcher and compiled grammar made from this object. Only the root rule is built here;
+        every other rule is built when a matcher first reaches it. Raises GrammarTooComplexError
+        when the root would exceed ``limits.MAX_AUTOMATON_SIZE`` (a later rule raises it from
+        the step that reaches it)."""
         automaton = self._automaton
         if automaton is None:
             # Two threads may both build it; either result is correct and one is kept.

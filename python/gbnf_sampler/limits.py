@@ -174,7 +174,8 @@ LIMITS: tuple[Limit, ...] = (
         "`GrammarLimits.max_nodes` (`grammar_too_large`)",
     ),
     Limit(
-        "automaton states + edges",
+        "automaton states + edges (rules are built on first reach: a rule past it raises in "
+        "the step that reaches it)",
         MAX_AUTOMATON_SIZE,
         "",
         "`gs.limits.MAX_AUTOMATON_SIZE` (`GrammarTooComplexError`, `max_automaton_size`)",

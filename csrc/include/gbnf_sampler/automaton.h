@@ -4,20 +4,30 @@
 // the rules reached by call edges get their FSM; a rule only ever expanded in place (inlined) or
 // never used has a start state that matches nothing.
 //
-// Layout: states are numbered 0..num_states()-1 across all rules; each rule's states are
-// contiguous from its start state (the root's first, not in rule id order). Each state's
-// outgoing edges of each kind are a contiguous slice of one flat array (CSR): ByteEdges(s),
-// CallEdges(s), TokenEdges(s). A state is final when its rule may complete there.
+// Lazy: the root's FSM is built with the automaton, every other rule's on first reach
+// (RuleStart), so the first steps of a large grammar never wait for the whole of it.
+//
+// Layout: states are numbered 0..num_states()-1 across the rules built so far, in build order;
+// each rule's states are contiguous from its start state. Each state's outgoing edges of each
+// kind are a contiguous slice of its rule's edge arrays: ByteEdges(s), CallEdges(s),
+// TokenEdges(s). A state is final when its rule may complete there. Readers take no lock: a
+// state id is only handed out (by RuleStart, or an edge) after its record is written.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "gbnf_sampler/grammar.h"
+#include "gbnf_sampler/segmented_table.h"
 
 namespace gbnf {
+namespace detail {
+struct RulePlan;
+}  // namespace detail
 
 using StateId = uint32_t;
 
@@ -60,51 +70,93 @@ struct EdgeSpan {
 
 class Automaton {
  public:
-  // Compiles `grammar` (its root and the rules it calls). Throws LimitError when a limit is
-  // reached.
+  // Compiles `grammar`'s root rule now and every other rule when it is first reached (RuleStart):
+  // a large grammar costs, up front, only the rules its first steps need. Throws LimitError when
+  // a limit is reached (by a later rule: from the RuleStart that builds it).
   static std::shared_ptr<const Automaton> Build(std::shared_ptr<const Grammar> grammar,
                                                 const AutomatonLimits& limits = {});
+  ~Automaton();
+  Automaton(const Automaton&) = delete;
+  Automaton& operator=(const Automaton&) = delete;
 
   const Grammar& grammar() const { return *grammar_; }
-  size_t num_states() const { return final_.size(); }
-  size_t num_edges() const { return bytes_.size() + calls_.size() + tokens_.size(); }
-  size_t num_rules() const { return rule_start_.size(); }
+  // States and edges of the rules built so far.
+  size_t num_states() const { return num_states_.load(std::memory_order_acquire); }
+  size_t num_edges() const { return num_edges_.load(std::memory_order_acquire); }
+  size_t num_rules() const { return num_rules_; }
   RuleId root() const { return root_; }
 
-  StateId RuleStart(RuleId r) const { return rule_start_[r]; }
+  // The rule's start state, its FSM built first if needed (thread-safe; may throw LimitError).
+  StateId RuleStart(RuleId r) const {
+    const StateId s = start_[r].load(std::memory_order_acquire);
+    return s != kUnbuilt ? s : BuildRule(r);
+  }
+  bool RuleBuilt(RuleId r) const { return start_[r].load(std::memory_order_acquire) != kUnbuilt; }
   bool RuleNullable(RuleId r) const { return rule_nullable_[r] != 0; }
-  bool IsFinal(StateId s) const { return final_[s] != 0; }
-  // Final with no outgoing edge: reaching it means the rule is complete and nothing else.
-  bool IsPureFinal(StateId s) const { return final_[s] == 2; }
+  // Builds the root and every rule it reaches through call edges, and returns those rules in id
+  // order: the whole automaton, for passes that need all of it (precompute order, cache files).
+  const std::vector<RuleId>& BuildAll() const;
+  // The number of states of the rule's FSM (built first if needed).
+  size_t RuleStates(RuleId r) const;
 
-  EdgeSpan<ByteEdge> ByteEdges(StateId s) const { return Slice(bytes_, byte_begin_, s); }
-  EdgeSpan<CallEdge> CallEdges(StateId s) const { return Slice(calls_, call_begin_, s); }
-  EdgeSpan<TokenEdge> TokenEdges(StateId s) const { return Slice(tokens_, token_begin_, s); }
+  bool IsFinal(StateId s) const { return states_[s].final != 0; }
+  // Final with no outgoing edge: reaching it means the rule is complete and nothing else.
+  bool IsPureFinal(StateId s) const { return states_[s].final == 2; }
+  // The rule whose FSM holds state s.
+  RuleId RuleOf(StateId s) const { return states_[s].rule; }
+
+  EdgeSpan<ByteEdge> ByteEdges(StateId s) const {
+    const StateRecord& r = states_[s];
+    return {r.bytes, r.bytes + r.num_bytes};
+  }
+  EdgeSpan<CallEdge> CallEdges(StateId s) const {
+    const StateRecord& r = states_[s];
+    return {r.calls, r.calls + r.num_calls};
+  }
+  EdgeSpan<TokenEdge> TokenEdges(StateId s) const {
+    const StateRecord& r = states_[s];
+    return {r.tokens, r.tokens + r.num_tokens};
+  }
   // The rules expanded in place (inlined) around state s, outermost first: the rule stack inside
   // the state's own rule. Empty for most states. For explanations.
-  const std::vector<RuleId>& InlinedRules(StateId s) const {
-    return state_chain_.empty() ? chains_[0] : chains_[state_chain_[s]];
-  }
+  const std::vector<RuleId>& InlinedRules(StateId s) const;
 
  private:
-  friend class AutomatonAssembler;
-  template <typename T>
-  static EdgeSpan<T> Slice(const std::vector<T>& v, const std::vector<uint32_t>& begin,
-                           StateId s) {
-    return {v.data() + begin[s], v.data() + begin[s + 1]};
-  }
+  struct RuleBlock;  // a built rule's edges (automaton.cc)
+  // Where a state's edges are, and what it is. Written once, before the state's id is published.
+  struct StateRecord {
+    const ByteEdge* bytes = nullptr;
+    const CallEdge* calls = nullptr;
+    const TokenEdge* tokens = nullptr;
+    uint32_t num_bytes = 0;
+    uint32_t num_calls = 0;
+    uint32_t num_tokens : 30;
+    uint32_t final : 2;  // 0: not final, 1: final, 2: final without edges
+    RuleId rule = 0;
+  };
+  static constexpr StateId kUnbuilt = UINT32_MAX;
+
+  Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimits& limits);
+  StateId BuildRule(RuleId r) const;
+  void BuildRuleOnce(RuleId r) const;
 
   std::shared_ptr<const Grammar> grammar_;
+  AutomatonLimits limits_;
   RuleId root_ = 0;
-  std::vector<StateId> rule_start_;
+  size_t num_rules_ = 0;
   std::vector<uint8_t> rule_nullable_;
-  std::vector<uint8_t> final_;  // 0: not final, 1: final, 2: final without edges
-  std::vector<uint32_t> byte_begin_, call_begin_, token_begin_;  // num_states + 1 each
-  std::vector<ByteEdge> bytes_;
-  std::vector<CallEdge> calls_;
-  std::vector<TokenEdge> tokens_;
-  std::vector<uint32_t> state_chain_;  // per state, into chains_ (empty: no rule was inlined)
-  std::vector<std::vector<RuleId>> chains_{{}};
+  std::vector<uint8_t> rule_productive_;
+  std::unique_ptr<detail::RulePlan> plan_;
+  std::unique_ptr<std::atomic<StateId>[]> start_;  // per rule; kUnbuilt until built
+  std::unique_ptr<std::once_flag[]> built_once_;    // per rule
+  mutable detail::SegmentedTable<StateRecord> states_;
+  mutable std::atomic<size_t> num_states_{0};
+  mutable std::atomic<size_t> num_edges_{0};
+  mutable std::mutex publish_mutex_;  // numbering new states; the blocks below
+  mutable std::vector<std::unique_ptr<RuleBlock>> blocks_;
+  mutable std::vector<uint32_t> block_of_rule_;  // per rule, into blocks_ (built rules only)
+  mutable std::once_flag all_once_;
+  mutable std::vector<RuleId> all_rules_;
 };
 
 }  // namespace gbnf
