@@ -16,6 +16,7 @@ import functools
 import json
 import re
 import string
+import warnings
 from typing import Any
 
 import jsonschema
@@ -49,7 +50,11 @@ SETTINGS = settings(
 def check(fmt: str, value: str) -> bool:
     func, raises = CHECKERS[fmt]
     try:
-        return bool(func(value))
+        with warnings.catch_warnings():
+            # Python's `re` warns about some valid patterns ("Possible nested set" for `[[`);
+            # a warning of the reference checker is not a verdict on the value.
+            warnings.simplefilter("ignore", FutureWarning)
+            return bool(func(value))
     except raises:
         return False
 
@@ -253,7 +258,13 @@ def _near_misses(draw: Any, fmt: str) -> str:
 
 
 @pytest.mark.parametrize("fmt", sorted(VALID))
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+    derandomize=True,
+)
 @given(data=st.data())
 def test_near_misses(fmt: str, data: st.DataObject) -> None:
     value = data.draw(_near_misses(fmt))

@@ -1,5 +1,5 @@
 // An append-only table indexed by dense ids (automaton states) whose entries never move: segments
-// that double in size (256, 256, 512, 1024, ... entries), each allocated on first use and found
+// that double in size (256, 512, 1024, ... entries), each allocated on first use and found
 // through a fixed array of 25 segment pointers. So a table grows while other threads read it,
 // without a lock and without copying, and a table that stays small costs one small segment.
 // Entries are value-initialized (zero for atomics and plain structs).
@@ -21,10 +21,11 @@ class SegmentedTable {
   SegmentedTable(const SegmentedTable&) = delete;
   SegmentedTable& operator=(const SegmentedTable&) = delete;
 
-  // The entry `id`; its segment must exist (Ensure(id), or an id published after it).
+  // The entry `id`; its segment must exist (Ensure(id), or an id published after it). A relaxed
+  // load: whoever handed out `id` published it (release/acquire) after its segment was stored.
   T& operator[](uint32_t id) const {
     const Place p = PlaceOf(id);
-    return segments_[p.segment].load(std::memory_order_acquire)[p.offset];
+    return segments_[p.segment].load(std::memory_order_relaxed)[p.offset];
   }
 
   // The entry `id`, or nullptr when its segment was never allocated.
@@ -61,7 +62,7 @@ class SegmentedTable {
   }
 
  private:
-  static constexpr uint32_t kFirstBits = 8;  // the first two segments hold 2^8 entries each
+  static constexpr uint32_t kFirstBits = 8;  // the first segment holds 2^8 entries
   static constexpr uint32_t kSegments = 33 - kFirstBits;  // enough for every uint32_t id
 
   struct Place {
@@ -69,20 +70,19 @@ class SegmentedTable {
     size_t offset;
   };
 
-  static size_t SegmentSize(uint32_t k) {
-    return size_t{1} << (k == 0 ? kFirstBits : kFirstBits + k - 1);
-  }
+  static size_t SegmentSize(uint32_t k) { return size_t{1} << (kFirstBits + k); }
 
-  // Segment 0 holds [0, 2^8); segment k >= 1 holds [2^(7+k), 2^(8+k)).
+  // Segment k holds ids [2^(8+k) - 2^8, 2^(9+k) - 2^8): shifting ids by 2^8 makes the segment the
+  // position of the highest bit, with no branch (the hot path of every automaton lookup).
   static Place PlaceOf(uint32_t id) {
-    if (id < (1u << kFirstBits)) return {0, id};
-    const uint32_t top = HighestBit(id);  // >= kFirstBits
-    return {top - kFirstBits + 1, size_t{id} - (size_t{1} << top)};
+    const uint64_t shifted = uint64_t{id} + (uint64_t{1} << kFirstBits);
+    const uint32_t top = HighestBit(shifted);  // >= kFirstBits
+    return {top - kFirstBits, static_cast<size_t>(shifted - (uint64_t{1} << top))};
   }
 
-  static uint32_t HighestBit(uint32_t x) {
+  static uint32_t HighestBit(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)
-    return 31u - static_cast<uint32_t>(__builtin_clz(x));
+    return 63u - static_cast<uint32_t>(__builtin_clzll(x));
 #else
     uint32_t n = 0;
     while (x >>= 1) ++n;
