@@ -346,8 +346,16 @@ void Automaton::BuildRuleOnce(RuleId r) const {
   for (ByteEdge& e : fsm.bytes) e.target += offset;
   for (CallEdge& e : fsm.calls) e.target += offset;
   for (TokenEdge& e : fsm.tokens) e.target += offset;
+  if (base + n > records_capacity_) {
+    const size_t capacity = std::max({size_t{256}, 2 * records_capacity_, base + n});
+    auto grown = std::make_unique<StateRecord[]>(capacity);
+    if (base > 0) std::copy_n(record_arrays_.back().get(), base, grown.get());
+    record_arrays_.push_back(std::move(grown));
+    records_capacity_ = capacity;
+  }
+  StateRecord* records = record_arrays_.back().get();
   for (size_t i = 0; i < n; ++i) {
-    StateRecord& rec = states_.Ensure(static_cast<StateId>(base + i));
+    StateRecord& rec = records[base + i];
     rec.bytes = fsm.bytes.data() + fsm.byte_begin[i];
     rec.num_bytes = fsm.byte_begin[i + 1] - fsm.byte_begin[i];
     rec.calls = fsm.calls.data() + fsm.call_begin[i];
@@ -365,6 +373,7 @@ void Automaton::BuildRuleOnce(RuleId r) const {
   block_of_rule_[r] = static_cast<uint32_t>(blocks_.size());
   num_edges_.store(edges + fsm.num_edges(), std::memory_order_release);
   blocks_.push_back(std::move(block));
+  records_.store(records, std::memory_order_release);
   num_states_.store(base + n, std::memory_order_release);
   start_[r].store(offset, std::memory_order_release);
 }
@@ -404,7 +413,7 @@ size_t Automaton::RuleStates(RuleId r) const {
 
 const std::vector<RuleId>& Automaton::InlinedRules(StateId s) const {
   static const std::vector<RuleId> kNone;
-  const RuleId r = states_[s].rule;
+  const RuleId r = Record(s).rule;
   const StateId start = RuleStart(r);
   std::lock_guard<std::mutex> lock(publish_mutex_);
   const AssembledRule& fsm = blocks_[block_of_rule_[r]]->fsm;

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "gbnf_sampler/compiled_grammar.h"
-#include "gbnf_sampler/segmented_table.h"
 #include "mask/background.h"
 #include "mask/classify_job.h"
+#include "mask/segmented_table.h"
 #include "mask/state_key.h"
 #include "mask/state_mask.h"
 

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "gbnf_sampler/grammar.h"
-#include "gbnf_sampler/segmented_table.h"
 
 namespace gbnf {
 namespace detail {
@@ -99,22 +98,22 @@ class Automaton {
   // The number of states of the rule's FSM (built first if needed).
   size_t RuleStates(RuleId r) const;
 
-  bool IsFinal(StateId s) const { return states_[s].final != 0; }
+  bool IsFinal(StateId s) const { return Record(s).final != 0; }
   // Final with no outgoing edge: reaching it means the rule is complete and nothing else.
-  bool IsPureFinal(StateId s) const { return states_[s].final == 2; }
+  bool IsPureFinal(StateId s) const { return Record(s).final == 2; }
   // The rule whose FSM holds state s.
-  RuleId RuleOf(StateId s) const { return states_[s].rule; }
+  RuleId RuleOf(StateId s) const { return Record(s).rule; }
 
   EdgeSpan<ByteEdge> ByteEdges(StateId s) const {
-    const StateRecord& r = states_[s];
+    const StateRecord& r = Record(s);
     return {r.bytes, r.bytes + r.num_bytes};
   }
   EdgeSpan<CallEdge> CallEdges(StateId s) const {
-    const StateRecord& r = states_[s];
+    const StateRecord& r = Record(s);
     return {r.calls, r.calls + r.num_calls};
   }
   EdgeSpan<TokenEdge> TokenEdges(StateId s) const {
-    const StateRecord& r = states_[s];
+    const StateRecord& r = Record(s);
     return {r.tokens, r.tokens + r.num_tokens};
   }
   // The rules expanded in place (inlined) around state s, outermost first: the rule stack inside
@@ -136,6 +135,10 @@ class Automaton {
   };
   static constexpr StateId kUnbuilt = UINT32_MAX;
 
+  // A state's record: one acquire load and an index, as cheap as the flat arrays of an eager
+  // build (the walkers' inner loops make several lookups per byte).
+  const StateRecord& Record(StateId s) const { return records_.load(std::memory_order_acquire)[s]; }
+
   Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimits& limits);
   StateId BuildRule(RuleId r) const;
   void BuildRuleOnce(RuleId r) const;
@@ -149,10 +152,16 @@ class Automaton {
   std::unique_ptr<detail::RulePlan> plan_;
   std::unique_ptr<std::atomic<StateId>[]> start_;  // per rule; kUnbuilt until built
   std::unique_ptr<std::once_flag[]> built_once_;    // per rule
-  mutable detail::SegmentedTable<StateRecord> states_;
+  // The records of every state published so far, indexed by id. When a rule does not fit, the
+  // records move to an array twice as large; the old arrays stay allocated until the automaton
+  // dies, since a reader may still be indexing one (it holds every id it can know of). At most
+  // about twice the records' bytes in all.
+  mutable std::atomic<const StateRecord*> records_{nullptr};
+  mutable std::vector<std::unique_ptr<StateRecord[]>> record_arrays_;  // the last is records_
+  mutable size_t records_capacity_ = 0;
   mutable std::atomic<size_t> num_states_{0};
   mutable std::atomic<size_t> num_edges_{0};
-  mutable std::mutex publish_mutex_;  // numbering new states; the blocks below
+  mutable std::mutex publish_mutex_;  // numbering new states; the record arrays, the blocks
   mutable std::vector<std::unique_ptr<RuleBlock>> blocks_;
   mutable std::vector<uint32_t> block_of_rule_;  // per rule, into blocks_ (built rules only)
   mutable std::once_flag all_once_;

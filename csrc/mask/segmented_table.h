@@ -21,13 +21,6 @@ class SegmentedTable {
   SegmentedTable(const SegmentedTable&) = delete;
   SegmentedTable& operator=(const SegmentedTable&) = delete;
 
-  // The entry `id`; its segment must exist (Ensure(id), or an id published after it). A relaxed
-  // load: whoever handed out `id` published it (release/acquire) after its segment was stored.
-  T& operator[](uint32_t id) const {
-    const Place p = PlaceOf(id);
-    return segments_[p.segment].load(std::memory_order_relaxed)[p.offset];
-  }
-
   // The entry `id`, or nullptr when its segment was never allocated.
   T* Find(uint32_t id) const {
     const Place p = PlaceOf(id);
