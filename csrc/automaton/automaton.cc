@@ -152,54 +152,45 @@ void AutomatonAssembler::CheckSize() const {
 
 namespace {
 
-// Whether the node derives some string, given which rules do: on the grammar, so that a rule's
-// FSM can drop calls of unproductive rules without building them. A class derives one when its
-// code point set is not empty (the builder's own test: it has byte edges then).
-bool NodeProductive(const Grammar& g, NodeId id, const std::vector<uint8_t>& productive) {
+// Whether the node derives a string of some kind, given the rules that do: sequences need every
+// part, alternations one branch, repetitions that may be empty always do. `leaf` decides for
+// terminals, so one walk serves "derives some string" and "derives the empty string".
+template <typename Leaf>
+bool NodeDerives(const Grammar& g, NodeId id, const std::vector<uint8_t>& rules, Leaf leaf) {
   const Node& node = g.node(id);
+  auto child = [&](NodeId c) { return NodeDerives(g, c, rules, leaf); };
   switch (node.kind) {
     case NodeKind::kRuleRef:
-      return productive[node.rule] != 0;
+      return rules[node.rule] != 0;
     case NodeKind::kSequence:
-      return std::all_of(node.children.begin(), node.children.end(),
-                         [&](NodeId c) { return NodeProductive(g, c, productive); });
+      return std::all_of(node.children.begin(), node.children.end(), child);
     case NodeKind::kAlternation:
-      return std::any_of(node.children.begin(), node.children.end(),
-                         [&](NodeId c) { return NodeProductive(g, c, productive); });
+      return std::any_of(node.children.begin(), node.children.end(), child);
     case NodeKind::kRepeat:
-      return node.min == 0 || node.max == 0 || NodeProductive(g, node.children[0], productive);
-    case NodeKind::kCharClass:
-      return !detail::ClassCodepoints(node.ranges, node.negated).empty();
+      return node.min == 0 || node.max == 0 || child(node.children[0]);
     case NodeKind::kLiteral:
+    case NodeKind::kCharClass:
     case NodeKind::kAnyChar:
     case NodeKind::kTokenRef:
-      return true;
+      return leaf(node);
   }
   return false;
 }
 
-// Whether the node derives the empty string, given which rules do.
+// On the grammar, so that a rule's FSM can drop calls of unproductive rules without building
+// them. A class derives a string when its code point set is not empty (the builder's own test:
+// it has byte edges then).
+bool NodeProductive(const Grammar& g, NodeId id, const std::vector<uint8_t>& productive) {
+  return NodeDerives(g, id, productive, [](const Node& node) {
+    return node.kind != NodeKind::kCharClass ||
+           !detail::ClassCodepoints(node.ranges, node.negated).empty();
+  });
+}
+
 bool NodeNullable(const Grammar& g, NodeId id, const std::vector<uint8_t>& nullable) {
-  const Node& node = g.node(id);
-  switch (node.kind) {
-    case NodeKind::kRuleRef:
-      return nullable[node.rule] != 0;
-    case NodeKind::kSequence:
-      return std::all_of(node.children.begin(), node.children.end(),
-                         [&](NodeId c) { return NodeNullable(g, c, nullable); });
-    case NodeKind::kAlternation:
-      return std::any_of(node.children.begin(), node.children.end(),
-                         [&](NodeId c) { return NodeNullable(g, c, nullable); });
-    case NodeKind::kRepeat:
-      return node.min == 0 || node.max == 0 || NodeNullable(g, node.children[0], nullable);
-    case NodeKind::kLiteral:
-      return node.codepoints.empty();
-    case NodeKind::kCharClass:
-    case NodeKind::kAnyChar:
-    case NodeKind::kTokenRef:
-      return false;
-  }
-  return false;
+  return NodeDerives(g, id, nullable, [](const Node& node) {
+    return node.kind == NodeKind::kLiteral && node.codepoints.empty();
+  });
 }
 
 // The rules' references, for least fixpoints of properties over them ("derives some string",
