@@ -1,6 +1,7 @@
 // Automaton: per rule, on first reach, Thompson NFA (nfa_builder.cc) -> epsilon-free FSM in flat
 // arrays (here) -> dead states pruned (liveness.cc) -> numbered and published. The analyses that
-// need every rule (productive and nullable rules, inlining) run on the grammar, up front.
+// need every rule (productive and nullable rules, inlining) run on the grammar, up front
+// (rule_facts.cc).
 #include "gbnf_sampler/automaton.h"
 
 #include <algorithm>
@@ -8,8 +9,7 @@
 #include <utility>
 
 #include "automaton/assembler.h"
-#include "automaton/inlining.h"
-#include "automaton/utf8_ranges.h"
+#include "automaton/rule_facts.h"
 
 namespace gbnf {
 
@@ -150,128 +150,6 @@ void AutomatonAssembler::CheckSize() const {
   if (a_.num_states() + a_.num_edges() > budget_) ThrowTooLarge(limits_);
 }
 
-namespace {
-
-// Whether the node derives a string of some kind, given the rules that do: sequences need every
-// part, alternations one branch, repetitions that may be empty always do. `leaf` decides for
-// terminals, so one walk serves "derives some string" and "derives the empty string".
-template <typename Leaf>
-bool NodeDerives(const Grammar& g, NodeId id, const std::vector<uint8_t>& rules, Leaf leaf) {
-  const Node& node = g.node(id);
-  auto child = [&](NodeId c) { return NodeDerives(g, c, rules, leaf); };
-  switch (node.kind) {
-    case NodeKind::kRuleRef:
-      return rules[node.rule] != 0;
-    case NodeKind::kSequence:
-      return std::all_of(node.children.begin(), node.children.end(), child);
-    case NodeKind::kAlternation:
-      return std::any_of(node.children.begin(), node.children.end(), child);
-    case NodeKind::kRepeat:
-      return node.min == 0 || node.max == 0 || child(node.children[0]);
-    case NodeKind::kLiteral:
-    case NodeKind::kCharClass:
-    case NodeKind::kAnyChar:
-    case NodeKind::kTokenRef:
-      return leaf(node);
-  }
-  return false;
-}
-
-// On the grammar, so that a rule's FSM can drop calls of unproductive rules without building
-// them. A class derives a string when its code point set is not empty (the builder's own test:
-// it has byte edges then).
-bool NodeProductive(const Grammar& g, NodeId id, const std::vector<uint8_t>& productive) {
-  return NodeDerives(g, id, productive, [](const Node& node) {
-    return node.kind != NodeKind::kCharClass ||
-           !detail::ClassCodepoints(node.ranges, node.negated).empty();
-  });
-}
-
-bool NodeNullable(const Grammar& g, NodeId id, const std::vector<uint8_t>& nullable) {
-  return NodeDerives(g, id, nullable, [](const Node& node) {
-    return node.kind == NodeKind::kLiteral && node.codepoints.empty();
-  });
-}
-
-// The rules' references, for least fixpoints of properties over them ("derives some string",
-// "derives the empty string"). Rules are examined callees before callers (DFS post-order of the
-// references), so outside recursion each body is read once; a rule already examined is examined
-// again only when a rule it references has just been found to hold.
-class RuleGraph {
- public:
-  explicit RuleGraph(const Grammar& g) : g_(g), users_(g.rules().size()) {
-    const size_t n = g.rules().size();
-    std::vector<std::vector<RuleId>> refs(n);  // distinct references of each rule
-    std::vector<NodeId> stack;
-    for (RuleId r = 0; r < n; ++r) {
-      stack.assign(1, g.rule(r).body);
-      while (!stack.empty()) {
-        const Node& node = g.node(stack.back());
-        stack.pop_back();
-        if (node.kind == NodeKind::kRuleRef &&
-            (users_[node.rule].empty() || users_[node.rule].back() != r)) {
-          users_[node.rule].push_back(r);
-          refs[r].push_back(node.rule);
-        }
-        for (NodeId c : node.children) stack.push_back(c);
-      }
-    }
-    order_.reserve(n);
-    std::vector<uint8_t> seen(n, 0);
-    std::vector<std::pair<RuleId, size_t>> dfs;
-    for (RuleId top = 0; top < n; ++top) {
-      if (seen[top]) continue;
-      seen[top] = 1;
-      dfs.emplace_back(top, 0);
-      while (!dfs.empty()) {
-        auto& [r, i] = dfs.back();
-        if (i < refs[r].size()) {
-          const RuleId c = refs[r][i++];
-          if (!seen[c]) {
-            seen[c] = 1;
-            dfs.emplace_back(c, 0);
-          }
-        } else {
-          order_.push_back(r);
-          dfs.pop_back();
-        }
-      }
-    }
-  }
-
-  // Per rule: 1 when `holds(body, known)` in the least fixpoint.
-  template <typename Holds>
-  std::vector<uint8_t> Fixpoint(Holds holds) const {
-    const size_t n = users_.size();
-    std::vector<uint8_t> result(n, 0);
-    std::vector<uint8_t> examined(n, 0);
-    std::vector<RuleId> work;
-    auto examine = [&](RuleId r) {
-      examined[r] = 1;
-      if (result[r] || !holds(g_.rule(r).body, result)) return;
-      result[r] = 1;
-      for (RuleId user : users_[r]) {
-        if (examined[user] && !result[user]) work.push_back(user);
-      }
-    };
-    for (RuleId r : order_) {
-      examine(r);
-      while (!work.empty()) {
-        const RuleId u = work.back();
-        work.pop_back();
-        examine(u);
-      }
-    }
-    return result;
-  }
-
- private:
-  const Grammar& g_;
-  std::vector<std::vector<RuleId>> users_;
-  std::vector<RuleId> order_;
-};
-
-}  // namespace
 
 [[noreturn]] void ThrowTooLarge(const AutomatonLimits& limits) {
   throw LimitError("max_automaton_size",
@@ -291,15 +169,11 @@ Automaton::Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimi
   root_ = g.root();
   num_rules_ = g.rules().size();
   plan_ = std::make_unique<detail::RulePlan>();
-  plan_->inlinable = detail::InlinableRules(g, limits.max_nesting_depth);
-  plan_->depth = detail::RuleDepths(g, limits.max_nesting_depth);
-  const RuleGraph graph(g);
-  rule_productive_ = graph.Fixpoint([&](NodeId body, const std::vector<uint8_t>& known) {
-    return NodeProductive(g, body, known);
-  });
-  rule_nullable_ = graph.Fixpoint([&](NodeId body, const std::vector<uint8_t>& known) {
-    return NodeNullable(g, body, known);
-  });
+  detail::RuleFacts facts = detail::AnalyzeRules(g, limits.max_nesting_depth);
+  plan_->inlinable = std::move(facts.inlinable);
+  plan_->depth = std::move(facts.depth);
+  rule_productive_ = std::move(facts.productive);
+  rule_nullable_ = std::move(facts.nullable);
   start_ = std::make_unique<std::atomic<StateId>[]>(num_rules_);
   for (size_t r = 0; r < num_rules_; ++r) start_[r].store(kUnbuilt, std::memory_order_relaxed);
   built_once_ = std::make_unique<std::once_flag[]>(num_rules_);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "automaton/inlining.h"
+#include "automaton/rule_facts.h"
 
 namespace gbnf::detail {
 

@@ -83,7 +83,7 @@ class ShapeCache {
 
 // What the builder needs to know of every rule, computed once per grammar (automaton.cc).
 struct RulePlan {
-  std::vector<uint8_t> inlinable;  // per rule: expand references in place (inlining.h)
+  std::vector<uint8_t> inlinable;  // per rule: expand references in place (rule_facts.h)
   std::vector<uint32_t> depth;     // per rule: AST depth of the body
   mutable ShapeCache shapes;  // filled as rules are built
 };

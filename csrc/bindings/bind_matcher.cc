@@ -6,6 +6,7 @@
 
 #include <pybind11/stl.h>
 
+#include "automaton/rule_facts.h"
 #include "bindings/arrays.h"
 #include "bindings/bindings.h"
 #include "bindings/exclusive.h"
@@ -37,6 +38,18 @@ std::unique_ptr<PyMatcher> NewMatcher(std::shared_ptr<Automaton> automaton,
               ToMatcherLimits(max_state_size, max_rollback, max_history_bytes, max_whitespace)));
 }
 
+// Test support: the per-rule facts the automaton builder starts from, by rule name.
+py::dict RuleFactsByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_nesting_depth) {
+  const detail::RuleFacts facts = detail::AnalyzeRules(*grammar, max_nesting_depth);
+  py::dict out;
+  for (RuleId r = 0; r < grammar->rules().size(); ++r) {
+    out[py::str(grammar->rule(r).name)] =
+        py::make_tuple(facts.productive[r] != 0, facts.nullable[r] != 0, facts.inlinable[r] != 0,
+                       facts.depth[r]);
+  }
+  return out;
+}
+
 bool AcceptBytes(PyMatcher& m, const py::bytes& data) {
   const std::string_view view = BytesView(data);
   return Run(m, view.size(), [view](Matcher& self) { return self.AcceptBytes(view); });
@@ -58,6 +71,8 @@ void BindMatcher(py::module_& m) {
         a.BuildAll();
         return a.num_edges();
       });
+
+  m.def("_rule_facts", &RuleFactsByName, py::arg("grammar"), py::arg("max_nesting_depth"));
 
   py::class_<PyMatcher>(m, "Matcher")
       .def(py::init(&NewMatcher), py::arg("automaton"), py::arg("max_state_size"),

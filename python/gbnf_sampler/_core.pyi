@@ -46,6 +46,11 @@ class Automaton:
     def num_edges(self) -> int:
         """Edges of the whole automaton (builds every rule the root reaches first)."""
 
+def _rule_facts(
+    grammar: Grammar, max_nesting_depth: int
+) -> dict[str, tuple[bool, bool, bool, int]]:
+    """Test support: per rule name, (productive, nullable, inlinable, body depth)."""
+
 class Matcher:
     def __init__(
         self,

@@ -1,0 +1,289 @@
+#include "automaton/rule_facts.h"
+
+#include <algorithm>
+
+#include "automaton/utf8_ranges.h"
+
+namespace gbnf::detail {
+namespace {
+
+constexpr uint32_t kCostCap = 1u << 30;
+constexpr uint32_t kNone = UINT32_MAX;
+
+uint32_t AddCost(uint32_t a, uint32_t b) { return std::min<uint64_t>(kCostCap, uint64_t{a} + b); }
+uint32_t MulCost(uint32_t a, uint32_t b) { return std::min<uint64_t>(kCostCap, uint64_t{a} * b); }
+
+// One node of a rule body, in post-order (children before their parent), so that one pass with a
+// stack of summaries evaluates the body. Far smaller than the grammar's nodes, and contiguous:
+// bodies are read from here, not from the tree, after the first walk.
+struct Step {
+  enum Kind : uint8_t { kTerminal, kRule, kSequence, kAlternation, kRepeat };
+  Kind kind;
+  bool productive;  // kTerminal
+  bool nullable;    // kTerminal
+  uint32_t a;       // kRule: the rule; kSequence, kAlternation: child count; kRepeat: min
+  uint32_t b;       // kRepeat: max
+};
+
+// The rules' bodies as steps, the distinct rules each references, and the reverse (its users),
+// from one walk over the grammar.
+struct RulePrograms {
+  std::vector<uint32_t> step_begin;  // rule r's body: steps[step_begin[r] .. step_begin[r + 1])
+  std::vector<Step> steps;
+  std::vector<uint32_t> ref_begin;  // rule r references refs[ref_begin[r] .. ref_begin[r + 1])
+  std::vector<RuleId> refs;
+  std::vector<uint32_t> user_begin;  // rule r is referenced by users[user_begin[r] .. + 1])
+  std::vector<RuleId> users;
+  std::vector<uint8_t> self_reference;
+
+  explicit RulePrograms(const Grammar& g) : g_(g), last_user_(g.rules().size(), kNone) {
+    const size_t n = g.rules().size();
+    step_begin.reserve(n + 1);
+    ref_begin.reserve(n + 1);
+    steps.reserve(g.nodes().size());
+    self_reference.assign(n, 0);
+    for (RuleId r = 0; r < n; ++r) {
+      step_begin.push_back(static_cast<uint32_t>(steps.size()));
+      ref_begin.push_back(static_cast<uint32_t>(refs.size()));
+      Emit(g.rule(r).body, r);
+    }
+    step_begin.push_back(static_cast<uint32_t>(steps.size()));
+    ref_begin.push_back(static_cast<uint32_t>(refs.size()));
+    user_begin.assign(n + 1, 0);
+    for (RuleId c : refs) ++user_begin[c + 1];
+    for (size_t r = 0; r < n; ++r) user_begin[r + 1] += user_begin[r];
+    users.resize(refs.size());
+    std::vector<uint32_t> fill(user_begin.begin(), user_begin.end() - 1);
+    for (RuleId r = 0; r < n; ++r) {
+      for (uint32_t i = ref_begin[r]; i < ref_begin[r + 1]; ++i) users[fill[refs[i]]++] = r;
+    }
+  }
+
+ private:
+  void Emit(NodeId id, RuleId r) {
+    const Node& node = g_.node(id);
+    for (NodeId c : node.children) Emit(c, r);
+    switch (node.kind) {
+      case NodeKind::kRuleRef:
+        steps.push_back({Step::kRule, false, false, node.rule, 0});
+        if (last_user_[node.rule] != r) {
+          last_user_[node.rule] = r;
+          refs.push_back(node.rule);
+          if (node.rule == r) self_reference[r] = 1;
+        }
+        return;
+      case NodeKind::kSequence:
+      case NodeKind::kAlternation:
+        steps.push_back({node.kind == NodeKind::kSequence ? Step::kSequence : Step::kAlternation,
+                         false, false, static_cast<uint32_t>(node.children.size()), 0});
+        return;
+      case NodeKind::kRepeat:
+        steps.push_back({Step::kRepeat, false, false, node.min, node.max});
+        return;
+      case NodeKind::kLiteral:
+        steps.push_back({Step::kTerminal, true, node.codepoints.empty(), 0, 0});
+        return;
+      case NodeKind::kCharClass:
+        // Not empty: the automaton builder's own test (it has byte edges then). Only a negated
+        // class needs the set worked out.
+        steps.push_back({Step::kTerminal,
+                         node.negated ? !ClassCodepoints(node.ranges, true).empty()
+                                      : !node.ranges.empty(),
+                         false, 0, 0});
+        return;
+      case NodeKind::kAnyChar:
+      case NodeKind::kTokenRef:
+        steps.push_back({Step::kTerminal, true, false, 0, 0});
+        return;
+    }
+  }
+
+  const Grammar& g_;
+  std::vector<uint32_t> last_user_;  // per rule: the last rule seen referencing it
+};
+
+class RuleAnalysis {
+ public:
+  RuleAnalysis(const Grammar& g, uint32_t max_depth)
+      : g_(g), programs_(g), max_depth_(max_depth), cost_(g.rules().size(), kCostCap) {
+    const size_t n = g.rules().size();
+    facts_.productive.assign(n, 0);
+    facts_.nullable.assign(n, 0);
+    facts_.inlinable.assign(n, 0);
+    facts_.depth.assign(n, 0);
+    component_.assign(n, kNone);
+    examined_.assign(n, 0);
+  }
+
+  RuleFacts Run() {
+    VisitComponents();
+    return std::move(facts_);
+  }
+
+ private:
+  struct Summary {
+    bool productive;
+    bool nullable;
+    uint32_t cost;    // expanded size, inlinable callees counted by their own cost
+    uint32_t height;  // AST depth below this node
+  };
+  struct Gained {
+    bool productive = false;
+    bool nullable = false;
+  };
+
+  // Tarjan's algorithm, without recursion: components come out callees first, so every rule a
+  // component references outside itself is settled when the component is.
+  void VisitComponents() {
+    const size_t n = g_.rules().size();
+    std::vector<uint32_t> index(n, kNone);
+    std::vector<uint32_t> low(n, 0);
+    std::vector<uint8_t> open(n, 0);  // on Tarjan's stack
+    std::vector<RuleId> open_rules;
+    std::vector<std::pair<RuleId, uint32_t>> path;  // rule, next reference to follow
+    uint32_t counter = 0;
+    auto enter = [&](RuleId r) {
+      index[r] = low[r] = counter++;
+      open[r] = 1;
+      open_rules.push_back(r);
+      path.emplace_back(r, programs_.ref_begin[r]);
+    };
+    for (RuleId top = 0; top < n; ++top) {
+      if (index[top] != kNone) continue;
+      enter(top);
+      while (!path.empty()) {
+        const RuleId r = path.back().first;
+        const uint32_t next = path.back().second;
+        if (next < programs_.ref_begin[r + 1]) {
+          ++path.back().second;
+          const RuleId c = programs_.refs[next];
+          if (index[c] == kNone) {
+            enter(c);
+          } else if (open[c]) {
+            low[r] = std::min(low[r], index[c]);
+          }
+          continue;
+        }
+        path.pop_back();
+        if (!path.empty()) low[path.back().first] = std::min(low[path.back().first], low[r]);
+        if (low[r] != index[r]) continue;
+        auto first = std::find(open_rules.rbegin(), open_rules.rend(), r).base() - 1;
+        members_.assign(first, open_rules.end());
+        open_rules.erase(first, open_rules.end());
+        for (RuleId m : members_) open[m] = 0;
+        Settle();
+      }
+    }
+  }
+
+  // Facts of the component in members_, all its outside callees settled.
+  void Settle() {
+    const RuleId first = members_.front();
+    if (members_.size() == 1 && !programs_.self_reference[first]) {
+      const Summary s = Evaluate(first);
+      Record(first, s);
+      const bool distinct_items =
+          !g_.DistinctItemRules().empty() && g_.DistinctItemRules()[first] != 0;
+      cost_[first] = s.height > max_depth_ ? kCostCap : s.cost;
+      // A distinct-items array keeps its own stack node: the matcher finds the array by it.
+      facts_.inlinable[first] = !distinct_items && cost_[first] <= kInlineBudget;
+      return;
+    }
+    // Recursive: the least fixpoint of productive and nullable inside the component. A member
+    // is read again only when a member it references has just become productive or nullable.
+    const auto id = static_cast<uint32_t>(first);
+    for (RuleId m : members_) component_[m] = id;
+    std::vector<RuleId> work;
+    auto reexamine_users = [&](RuleId r, Gained gained) {
+      if (!gained.productive && !gained.nullable) return;
+      for (uint32_t i = programs_.user_begin[r]; i < programs_.user_begin[r + 1]; ++i) {
+        const RuleId u = programs_.users[i];
+        if (component_[u] == id && examined_[u] &&
+            ((gained.productive && !facts_.productive[u]) ||
+             (gained.nullable && !facts_.nullable[u]))) {
+          work.push_back(u);
+        }
+      }
+    };
+    for (RuleId m : members_) {
+      examined_[m] = 1;
+      reexamine_users(m, Record(m, Evaluate(m)));
+      while (!work.empty()) {
+        const RuleId u = work.back();
+        work.pop_back();
+        reexamine_users(u, Record(u, Evaluate(u)));
+      }
+    }
+  }
+
+  // Stores a rule's facts; says which of productive and nullable it has just become.
+  Gained Record(RuleId r, const Summary& s) {
+    facts_.depth[r] = std::min(s.height, max_depth_ + 1);
+    const Gained gained{s.productive && !facts_.productive[r], s.nullable && !facts_.nullable[r]};
+    facts_.productive[r] |= static_cast<uint8_t>(s.productive);
+    facts_.nullable[r] |= static_cast<uint8_t>(s.nullable);
+    return gained;
+  }
+
+  // The summary of rule r's body, from its steps.
+  Summary Evaluate(RuleId r) {
+    values_.clear();
+    for (uint32_t i = programs_.step_begin[r]; i < programs_.step_begin[r + 1]; ++i) {
+      const Step& step = programs_.steps[i];
+      switch (step.kind) {
+        case Step::kTerminal:
+          values_.push_back({step.productive, step.nullable, 1, 0});
+          break;
+        case Step::kRule: {
+          const RuleId c = step.a;
+          values_.push_back({facts_.productive[c] != 0, facts_.nullable[c] != 0,
+                             facts_.inlinable[c] ? AddCost(1, cost_[c]) : 1u, 0});
+          break;
+        }
+        case Step::kSequence:
+        case Step::kAlternation: {
+          const bool all = step.kind == Step::kSequence;
+          Summary s{all, all, 1, 0};
+          for (size_t k = values_.size() - step.a; k < values_.size(); ++k) {
+            const Summary& part = values_[k];
+            s.productive = all ? s.productive && part.productive : s.productive || part.productive;
+            s.nullable = all ? s.nullable && part.nullable : s.nullable || part.nullable;
+            s.cost = AddCost(s.cost, part.cost);
+            s.height = std::max(s.height, part.height + 1);
+          }
+          values_.resize(values_.size() - step.a);
+          values_.push_back(s);
+          break;
+        }
+        case Step::kRepeat: {
+          Summary& item = values_.back();
+          const bool may_be_empty = step.a == 0 || step.b == 0;
+          const uint32_t copies =
+              step.b == kUnbounded ? std::max<uint32_t>(step.a, 1) : std::max(step.b, 1u);
+          item = {may_be_empty || item.productive, may_be_empty || item.nullable,
+                  MulCost(AddCost(1, item.cost), copies), item.height + 1};
+          break;
+        }
+      }
+    }
+    return values_.back();
+  }
+
+  const Grammar& g_;
+  const RulePrograms programs_;
+  const uint32_t max_depth_;
+  RuleFacts facts_;
+  std::vector<uint32_t> cost_;       // per settled rule outside recursion
+  std::vector<uint32_t> component_;  // per rule in a recursive component: its first member
+  std::vector<uint8_t> examined_;    // per rule in a recursive component: read once already
+  std::vector<RuleId> members_;      // the component being settled
+  std::vector<Summary> values_;      // Evaluate's stack
+};
+
+}  // namespace
+
+RuleFacts AnalyzeRules(const Grammar& grammar, uint32_t max_nesting_depth) {
+  return RuleAnalysis(grammar, max_nesting_depth).Run();
+}
+
+}  // namespace gbnf::detail

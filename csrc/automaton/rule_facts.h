@@ -1,0 +1,33 @@
+// What the automaton builder needs to know of every rule before it builds any: which rules derive
+// some string (productive), which derive the empty string (nullable), which it expands in place
+// instead of calling (inlinable), and how deep each body's syntax tree is.
+//
+// Inlining is exact (same language) and removes the prediction and completion work of helper
+// rules like `ws`, `string` or `number` from the per-byte hot path. Only rules outside recursion
+// (directly or through other rules) are inlined, and only small ones.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gbnf_sampler/grammar.h"
+
+namespace gbnf::detail {
+
+// Expanded-size budget of an inlined rule, in AST nodes (repetition bodies count once per copy).
+inline constexpr uint32_t kInlineBudget = 128;
+
+struct RuleFacts {
+  std::vector<uint8_t> productive;  // per rule: 1 when it derives some string
+  std::vector<uint8_t> nullable;    // per rule: 1 when it derives the empty string
+  std::vector<uint8_t> inlinable;   // per rule: 1 when references to it may be replaced by its body
+  std::vector<uint32_t> depth;      // per rule: its body's AST depth, capped at max_nesting_depth + 1
+};
+
+// All four from one walk over the grammar's nodes, which turns each body into compact post-order
+// steps; then the rules' strongly connected components, callees first: outside recursion a body's
+// steps are evaluated once, inside a component again only when a member it references has just
+// become productive or nullable. Linear in the grammar's size outside recursion.
+RuleFacts AnalyzeRules(const Grammar& grammar, uint32_t max_nesting_depth);
+
+}  // namespace gbnf::detail
