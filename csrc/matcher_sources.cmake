@@ -1,7 +1,6 @@
 # Sources of the byte-level automaton and matcher (issue: Matcher). Appended to gbnf_core.
 set(GBNF_MATCHER_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/automaton/utf8_ranges.cc
-  ${CMAKE_CURRENT_LIST_DIR}/automaton/rule_facts.cc
   ${CMAKE_CURRENT_LIST_DIR}/automaton/nfa_builder.cc
   ${CMAKE_CURRENT_LIST_DIR}/automaton/automaton.cc
   ${CMAKE_CURRENT_LIST_DIR}/automaton/liveness.cc

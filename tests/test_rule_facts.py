@@ -1,4 +1,4 @@
-"""The per-rule facts the automaton builder starts from (csrc/automaton/rule_facts.cc): which rules
+"""The per-rule facts the automaton builder starts from (csrc/grammar/rule_facts.cc): which rules
 derive some string, which derive the empty string, which are inlined, how deep each body is.
 The core computes all four in one pass over the rules' components; here each is computed the
 slow, obvious way (fixpoints by repetition, recursion by reachability, costs by recursion) on

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "automaton/assembler.h"
-#include "automaton/rule_facts.h"
+#include "grammar/rule_facts.h"
 
 namespace gbnf {
 

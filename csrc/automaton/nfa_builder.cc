@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "automaton/rule_facts.h"
+#include "grammar/rule_facts.h"
 
 namespace gbnf::detail {
 

@@ -6,7 +6,7 @@
 
 #include <pybind11/stl.h>
 
-#include "automaton/rule_facts.h"
+#include "grammar/rule_facts.h"
 #include "bindings/arrays.h"
 #include "bindings/bindings.h"
 #include "bindings/exclusive.h"

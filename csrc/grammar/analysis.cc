@@ -4,6 +4,7 @@
 #include <string>
 
 #include "grammar/parser.h"
+#include "grammar/rule_facts.h"
 
 namespace gbnf::detail {
 namespace {
@@ -77,52 +78,6 @@ std::vector<bool> Reachable(const GrammarBuilder& b, RuleId root) {
   return seen;
 }
 
-// Whether the node can derive some finite string, given which rules are known to.
-bool NodeProductive(const GrammarBuilder& b, NodeId id, const std::vector<bool>& productive) {
-  const Node& node = b.nodes[id];
-  switch (node.kind) {
-    case NodeKind::kRuleRef: return productive[node.rule];
-    case NodeKind::kSequence:
-      return std::all_of(node.children.begin(), node.children.end(),
-                         [&](NodeId c) { return NodeProductive(b, c, productive); });
-    case NodeKind::kAlternation:
-      return std::any_of(node.children.begin(), node.children.end(),
-                         [&](NodeId c) { return NodeProductive(b, c, productive); });
-    case NodeKind::kRepeat:
-      return node.min == 0 || NodeProductive(b, node.children[0], productive);
-    default: return true;  // terminals (the parser rejects classes that match nothing)
-  }
-}
-
-// Productive rules, by a worklist: a rule is re-examined only when a rule it references has just
-// become productive, so the work stays near-linear whatever order the rules come in.
-std::vector<bool> Productive(const GrammarBuilder& b) {
-  const size_t n = b.rules.size();
-  std::vector<std::vector<RuleId>> users(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!b.info[i].defined) continue;
-    ForEachReference(b, b.rules[i].body, [&](RuleId ref) {
-      if (users[ref].empty() || users[ref].back() != i) users[ref].push_back(RuleId(i));
-    });
-  }
-  std::vector<bool> productive(n, false);
-  std::vector<RuleId> work;
-  for (size_t i = 0; i < n; ++i) {
-    productive[i] = !b.info[i].defined;  // undefined rules are reported on their own
-    work.push_back(static_cast<RuleId>(n - 1 - i));
-  }
-  while (!work.empty()) {
-    const RuleId r = work.back();
-    work.pop_back();
-    if (productive[r] || !NodeProductive(b, b.rules[r].body, productive)) continue;
-    productive[r] = true;
-    for (RuleId user : users[r]) {
-      if (!productive[user]) work.push_back(user);
-    }
-  }
-  return productive;
-}
-
 void CheckUndefined(const GrammarBuilder& b, const SourceMap& map,
                     std::vector<Diagnostic>* errors) {
   for (size_t i = 0; i < b.rules.size() && errors->size() < kMaxUndefinedReported; ++i) {
@@ -171,7 +126,10 @@ void WarnUnreachable(const GrammarBuilder& b, const SourceMap& map,
 // only fails through another failing rule is not reported, to point at the cause).
 void CheckUnproductive(const GrammarBuilder& b, const SourceMap& map,
                        const std::vector<bool>& reachable, std::vector<Diagnostic>* errors) {
-  const std::vector<bool> productive = Productive(b);
+  // Every rule is defined here (undefined ones are errors that stop the analysis before this).
+  static const std::vector<uint8_t> kNoDistinctItems;
+  const std::vector<uint8_t> productive =
+      AnalyzeRules({b.nodes, b.rules, kNoDistinctItems}, kNoDepthLimit).productive;
   for (size_t i = 0; i < b.rules.size() && errors->size() < kMaxUndefinedReported; ++i) {
     if (productive[i] || !reachable[i]) continue;
     const Rule& rule = b.rules[i];

@@ -26,9 +26,10 @@ class GrammarBuilder {
     return static_cast<NodeId>(nodes.size() - 1);
   }
 
-  // The id of the rule called `name`, creating an undefined rule on first sight.
+  // The id of the rule called `name`, creating an undefined rule on first sight. `name` views the
+  // source text, which outlives the builder (ParseGrammar), so it can be the map's key.
   RuleId InternRule(std::string_view name) {
-    auto it = ids_.find(std::string(name));
+    auto it = ids_.find(name);
     if (it != ids_.end()) return it->second;
     const auto id = static_cast<RuleId>(rules.size());
     Rule rule;
@@ -36,12 +37,12 @@ class GrammarBuilder {
     rules.push_back(std::move(rule));
     info.emplace_back();
     info.back().name_length = name.size();
-    ids_.emplace(std::string(name), id);
+    ids_.emplace(name, id);
     return id;
   }
 
   int64_t FindRule(std::string_view name) const {
-    auto it = ids_.find(std::string(name));
+    auto it = ids_.find(name);
     return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);
   }
 
@@ -82,7 +83,7 @@ class GrammarBuilder {
   SourceLayout layout;
 
  private:
-  std::unordered_map<std::string, RuleId> ids_;
+  std::unordered_map<std::string_view, RuleId> ids_;
 };
 
 }  // namespace gbnf

@@ -1,4 +1,4 @@
-#include "automaton/rule_facts.h"
+#include "grammar/rule_facts.h"
 
 #include <algorithm>
 
@@ -36,16 +36,16 @@ struct RulePrograms {
   std::vector<RuleId> users;
   std::vector<uint8_t> self_reference;
 
-  explicit RulePrograms(const Grammar& g) : g_(g), last_user_(g.rules().size(), kNone) {
-    const size_t n = g.rules().size();
+  explicit RulePrograms(const RuleTree& tree) : tree_(tree), last_user_(tree.rules.size(), kNone) {
+    const size_t n = tree.rules.size();
     step_begin.reserve(n + 1);
     ref_begin.reserve(n + 1);
-    steps.reserve(g.nodes().size());
+    steps.reserve(tree.nodes.size());
     self_reference.assign(n, 0);
     for (RuleId r = 0; r < n; ++r) {
       step_begin.push_back(static_cast<uint32_t>(steps.size()));
       ref_begin.push_back(static_cast<uint32_t>(refs.size()));
-      Emit(g.rule(r).body, r);
+      Emit(tree.rules[r].body, r);
     }
     step_begin.push_back(static_cast<uint32_t>(steps.size()));
     ref_begin.push_back(static_cast<uint32_t>(refs.size()));
@@ -61,7 +61,7 @@ struct RulePrograms {
 
  private:
   void Emit(NodeId id, RuleId r) {
-    const Node& node = g_.node(id);
+    const Node& node = tree_.nodes[id];
     for (NodeId c : node.children) Emit(c, r);
     switch (node.kind) {
       case NodeKind::kRuleRef:
@@ -98,15 +98,15 @@ struct RulePrograms {
     }
   }
 
-  const Grammar& g_;
+  const RuleTree& tree_;
   std::vector<uint32_t> last_user_;  // per rule: the last rule seen referencing it
 };
 
 class RuleAnalysis {
  public:
-  RuleAnalysis(const Grammar& g, uint32_t max_depth)
-      : g_(g), programs_(g), max_depth_(max_depth), cost_(g.rules().size(), kCostCap) {
-    const size_t n = g.rules().size();
+  RuleAnalysis(const RuleTree& tree, uint32_t max_depth)
+      : tree_(tree), programs_(tree), max_depth_(max_depth), cost_(tree.rules.size(), kCostCap) {
+    const size_t n = tree.rules.size();
     facts_.productive.assign(n, 0);
     facts_.nullable.assign(n, 0);
     facts_.inlinable.assign(n, 0);
@@ -135,7 +135,7 @@ class RuleAnalysis {
   // Tarjan's algorithm, without recursion: components come out callees first, so every rule a
   // component references outside itself is settled when the component is.
   void VisitComponents() {
-    const size_t n = g_.rules().size();
+    const size_t n = tree_.rules.size();
     std::vector<uint32_t> index(n, kNone);
     std::vector<uint32_t> low(n, 0);
     std::vector<uint8_t> open(n, 0);  // on Tarjan's stack
@@ -183,7 +183,7 @@ class RuleAnalysis {
       const Summary s = Evaluate(first);
       Record(first, s);
       const bool distinct_items =
-          !g_.DistinctItemRules().empty() && g_.DistinctItemRules()[first] != 0;
+          !tree_.distinct_items.empty() && tree_.distinct_items[first] != 0;
       cost_[first] = s.height > max_depth_ ? kCostCap : s.cost;
       // A distinct-items array keeps its own stack node: the matcher finds the array by it.
       facts_.inlinable[first] = !distinct_items && cost_[first] <= kInlineBudget;
@@ -269,7 +269,7 @@ class RuleAnalysis {
     return values_.back();
   }
 
-  const Grammar& g_;
+  const RuleTree& tree_;
   const RulePrograms programs_;
   const uint32_t max_depth_;
   RuleFacts facts_;
@@ -282,7 +282,7 @@ class RuleAnalysis {
 
 }  // namespace
 
-RuleFacts AnalyzeRules(const Grammar& grammar, uint32_t max_nesting_depth) {
+RuleFacts AnalyzeRules(const RuleTree& grammar, uint32_t max_nesting_depth) {
   return RuleAnalysis(grammar, max_nesting_depth).Run();
 }
 

@@ -1,6 +1,7 @@
 // What the automaton builder needs to know of every rule before it builds any: which rules derive
 // some string (productive), which derive the empty string (nullable), which it expands in place
-// instead of calling (inlinable), and how deep each body's syntax tree is.
+// instead of calling (inlinable), and how deep each body's syntax tree is. The parser asks for
+// the first, to refuse rules that can never finish.
 //
 // Inlining is exact (same language) and removes the prediction and completion work of helper
 // rules like `ws`, `string` or `number` from the per-byte hot path. Only rules outside recursion
@@ -14,8 +15,19 @@
 
 namespace gbnf::detail {
 
+// For a caller that only wants productive and nullable: depths and sizes are then never capped.
+inline constexpr uint32_t kNoDepthLimit = UINT32_MAX - 1;
+
 // Expanded-size budget of an inlined rule, in AST nodes (repetition bodies count once per copy).
 inline constexpr uint32_t kInlineBudget = 128;
+
+// What the analysis reads: a finished Grammar and the parser's builder both have these. Every
+// rule must have a body (the parser asks only once no rule is undefined).
+struct RuleTree {
+  const std::vector<Node>& nodes;
+  const std::vector<Rule>& rules;
+  const std::vector<uint8_t>& distinct_items;  // per rule (or empty): never inlined
+};
 
 struct RuleFacts {
   std::vector<uint8_t> productive;  // per rule: 1 when it derives some string
@@ -28,6 +40,11 @@ struct RuleFacts {
 // steps; then the rules' strongly connected components, callees first: outside recursion a body's
 // steps are evaluated once, inside a component again only when a member it references has just
 // become productive or nullable. Linear in the grammar's size outside recursion.
-RuleFacts AnalyzeRules(const Grammar& grammar, uint32_t max_nesting_depth);
+RuleFacts AnalyzeRules(const RuleTree& grammar, uint32_t max_nesting_depth);
+
+inline RuleFacts AnalyzeRules(const Grammar& grammar, uint32_t max_nesting_depth) {
+  return AnalyzeRules({grammar.nodes(), grammar.rules(), grammar.DistinctItemRules()},
+                      max_nesting_depth);
+}
 
 }  // namespace gbnf::detail
