@@ -83,10 +83,26 @@ def test_automaton_size_limit() -> None:
     assert info.value.limit == "max_automaton_size"
 
 
-def test_automaton_size_limit_of_a_rule_built_on_first_reach() -> None:
-    # Rules are built when first reached: the small root builds, the step that enters the huge
-    # rule is refused naming the limit, and the matcher keeps its state.
+def test_automaton_size_limit_of_a_reachable_rule_refused_up_front() -> None:
+    # Rules are built on first reach, but one whose size is sure to pass the limit is refused
+    # when the matcher is made, naming the rule, not in the middle of a generation.
     g = gs.Grammar.from_gbnf('root ::= "a" big | "b"\nbig ::= ((("a"){1000}){1000}){1000}')
+    with pytest.raises(gs.GrammarTooComplexError, match="rule 'big' expands to at least") as info:
+        gs.Matcher(g)
+    assert info.value.limit == "max_automaton_size"
+
+
+def test_huge_rule_the_root_never_reaches_is_not_refused() -> None:
+    g = gs.Grammar.from_gbnf('root ::= "b"\nbig ::= ((("a"){1000}){1000}){1000}')
+    m = gs.Matcher(g)
+    assert m.accept_bytes(b"b") and m.can_terminate()
+
+
+def test_automaton_size_limit_of_a_rule_built_on_first_reach() -> None:
+    # 6,000 optional "a"s: a small NFA, but each state's epsilon closure holds every later "a"
+    # edge, so the built rule has about 18 million edges. No cheap bound sees that: the step
+    # that enters the rule is refused naming the limit, and the matcher keeps its state.
+    g = gs.Grammar.from_gbnf('root ::= "a" big | "b"\nbig ::= ("a"?){6000}')
     m = gs.Matcher(g)
     with pytest.raises(gs.GrammarTooComplexError) as info:
         m.accept_bytes(b"a")

@@ -119,8 +119,14 @@ def reference_facts(grammar: gs.Grammar, max_depth: int) -> Facts:
     }
 
 
+SIZE_BUDGET = 1 << 20  # NFAs past it are not built for the size check
+
+
 def assert_facts_match(grammar: gs.Grammar, max_depth: int = MAX_AUTOMATON_NESTING) -> None:
     assert _core._rule_facts(grammar._core, max_depth) == reference_facts(grammar, max_depth)
+    # The size bound must hold for the NFA the builder really makes (it refuses rules up front).
+    for name, (bound, size) in _core._rule_sizes(grammar._core, max_depth, SIZE_BUDGET).items():
+        assert size is None or bound <= size, name
 
 
 # -- random grammars: cycles, nullable rules, repetitions past the budget ------------------------
@@ -212,3 +218,33 @@ def test_llama_cpp_grammars() -> None:
 )
 def test_schema_grammars(schema: dict[str, object]) -> None:
     assert_facts_match(gs.Grammar.from_json_schema(schema))
+
+
+# -- the size bound: a lower bound on each rule's NFA, close enough to refuse huge rules --------
+
+
+def test_size_bound_of_repetitions_and_alternatives() -> None:
+    grammar = gs.Grammar.from_gbnf(
+        "root ::= rep | nested | words | classes | star | call | empty\n"
+        'rep ::= "ab"{1000}\n'
+        'nested ::= ("x" [0-9]{10}){0,300}\n'
+        'words ::= ("alpha" | "beta" | "gamma" | [a-z]{20}){50}\n'
+        "classes ::= [^\"\\\\]{100}\n"
+        'star ::= ("abc")+ ("d"{5})*\n'
+        "call ::= rep{3} small{100}\n"
+        'small ::= "s"\n'
+        'empty ::= ""{0,1000} ("a"){0}\n'
+    )
+    sizes = _core._rule_sizes(grammar._core, MAX_AUTOMATON_NESTING, SIZE_BUDGET)
+    for name, (bound, size) in sizes.items():
+        assert size is not None and bound <= size, name
+        # Tight within a small factor where repetitions dominate (what the refusal relies on).
+        if name in ("rep", "nested", "words", "classes", "call"):
+            assert 4 * bound >= size, (name, bound, size)
+    assert sizes["empty"][0] == 0
+
+
+def test_size_bound_saturates() -> None:
+    grammar = gs.Grammar.from_gbnf('root ::= (((("ab"){100000}){100000}){100000}){100000}')
+    bound = _core._rule_sizes(grammar._core, MAX_AUTOMATON_NESTING, 1 << 12)["root"][0]
+    assert bound == 1 << 62  # kSizeCap: no overflow past it

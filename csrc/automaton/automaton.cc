@@ -158,6 +158,38 @@ void AutomatonAssembler::CheckSize() const {
                        " states and edges); reduce repetition bounds or nesting");
 }
 
+// Rules are built on first reach, so a rule too deep or too large would otherwise be refused by
+// the step that reaches it, in the middle of a generation. The ones whose build is certain to
+// fail are refused here, up front: a body nested past the limit, or a lower bound on the rule's
+// NFA past the size limit by more than the builder's check interval. (A rule whose epsilon
+// elimination alone makes it too large still fails on first reach.)
+namespace {
+
+void RefuseRulesThatCannotBuild(const Grammar& g, const detail::RuleFacts& facts,
+                                const AutomatonLimits& limits) {
+  const uint64_t size_limit =
+      uint64_t{limits.max_automaton_size} + 2 * uint64_t{detail::kSizeCheckInterval};
+  for (RuleId r = 0; r < g.rules().size(); ++r) {
+    if (!facts.reachable[r]) continue;
+    if (facts.depth[r] > limits.max_nesting_depth) {
+      throw LimitError("max_nesting_depth",
+                       "rule '" + g.rule(r).name + "' nests deeper than max_nesting_depth (" +
+                           std::to_string(limits.max_nesting_depth) +
+                           "); split it into smaller rules");
+    }
+    if (facts.min_size[r] > size_limit) {
+      throw LimitError("max_automaton_size",
+                       "rule '" + g.rule(r).name + "' expands to at least " +
+                           std::to_string(facts.min_size[r]) +
+                           " automaton states and edges, over max_automaton_size (" +
+                           std::to_string(limits.max_automaton_size) +
+                           "); reduce its repetition bounds or nesting");
+    }
+  }
+}
+
+}  // namespace
+
 struct Automaton::RuleBlock {
   AssembledRule fsm;  // edges and chains (the rest is in the state records)
   size_t num_states = 0;
@@ -170,6 +202,7 @@ Automaton::Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimi
   num_rules_ = g.rules().size();
   plan_ = std::make_unique<detail::RulePlan>();
   detail::RuleFacts facts = detail::AnalyzeRules(g, limits.max_nesting_depth);
+  RefuseRulesThatCannotBuild(g, facts, limits);
   plan_->inlinable = std::move(facts.inlinable);
   plan_->depth = std::move(facts.depth);
   rule_productive_ = std::move(facts.productive);

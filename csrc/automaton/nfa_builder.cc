@@ -26,14 +26,14 @@ void NfaBuilder::BuildRule(RuleId rule) {
 StateId NfaBuilder::NewState() {
   nfa_.state_chain.push_back(chain_);
   ++nfa_.num_states;
-  if ((nfa_.num_states & 0xFFF) == 0) CheckSize();
+  if (nfa_.num_states % kSizeCheckInterval == 0) CheckSize();
   return nfa_.num_states - 1;
 }
 
 void NfaBuilder::AddEdge(StateId from, StateId target, NfaEdgeKind kind, uint32_t label,
                          uint8_t lo, uint8_t hi) {
   nfa_.edges.push_back({from, target, kind, lo, hi, label});
-  if ((nfa_.edges.size() & 0xFFF) == 0) CheckSize();
+  if (nfa_.edges.size() % kSizeCheckInterval == 0) CheckSize();
 }
 
 void NfaBuilder::CheckSize() const {

@@ -88,6 +88,10 @@ struct RulePlan {
   mutable ShapeCache shapes;  // filled as rules are built
 };
 
+// The builder compares its size with its budget each time its states or its edges reach a
+// multiple of this: a rule whose NFA is more than twice this over the budget is always refused.
+inline constexpr size_t kSizeCheckInterval = 4096;
+
 // Builds `rule`'s NFA. `budget`: the states and edges it may have before LimitError
 // ("max_automaton_size"); also throws LimitError("max_nesting_depth").
 Nfa BuildRuleNfa(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,

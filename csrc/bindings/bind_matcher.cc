@@ -6,6 +6,7 @@
 
 #include <pybind11/stl.h>
 
+#include "automaton/nfa_builder.h"
 #include "grammar/rule_facts.h"
 #include "bindings/arrays.h"
 #include "bindings/bindings.h"
@@ -50,6 +51,30 @@ py::dict RuleFactsByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_n
   return out;
 }
 
+// Test support: per rule name, the facts' lower bound on its NFA's states plus edges, and the
+// size of the NFA the builder makes (None past `budget`, or nested past the limit).
+py::dict RuleSizesByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_nesting_depth,
+                         size_t budget) {
+  const detail::RuleFacts facts = detail::AnalyzeRules(*grammar, max_nesting_depth);
+  detail::RulePlan plan;
+  plan.inlinable = facts.inlinable;
+  plan.depth = facts.depth;
+  AutomatonLimits limits;
+  limits.max_automaton_size = budget;
+  limits.max_nesting_depth = max_nesting_depth;
+  py::dict out;
+  for (RuleId r = 0; r < grammar->rules().size(); ++r) {
+    py::object size = py::none();
+    try {
+      const detail::Nfa nfa = detail::BuildRuleNfa(*grammar, limits, plan, r, budget);
+      size = py::int_(size_t{nfa.num_states} + nfa.edges.size());
+    } catch (const LimitError&) {
+    }
+    out[py::str(grammar->rule(r).name)] = py::make_tuple(facts.min_size[r], size);
+  }
+  return out;
+}
+
 bool AcceptBytes(PyMatcher& m, const py::bytes& data) {
   const std::string_view view = BytesView(data);
   return Run(m, view.size(), [view](Matcher& self) { return self.AcceptBytes(view); });
@@ -73,6 +98,8 @@ void BindMatcher(py::module_& m) {
       });
 
   m.def("_rule_facts", &RuleFactsByName, py::arg("grammar"), py::arg("max_nesting_depth"));
+  m.def("_rule_sizes", &RuleSizesByName, py::arg("grammar"), py::arg("max_nesting_depth"),
+        py::arg("budget"));
 
   py::class_<PyMatcher>(m, "Matcher")
       .def(py::init(&NewMatcher), py::arg("automaton"), py::arg("max_state_size"),

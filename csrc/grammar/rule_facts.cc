@@ -12,6 +12,11 @@ constexpr uint32_t kNone = UINT32_MAX;
 
 uint32_t AddCost(uint32_t a, uint32_t b) { return std::min<uint64_t>(kCostCap, uint64_t{a} + b); }
 uint32_t MulCost(uint32_t a, uint32_t b) { return std::min<uint64_t>(kCostCap, uint64_t{a} * b); }
+uint64_t AddSize(uint64_t a, uint64_t b) { return std::min(kSizeCap, a + b); }
+uint64_t MulSize(uint64_t a, uint32_t b) {
+  if (a <= UINT32_MAX) return std::min(kSizeCap, a * b);  // below 2^64: no overflow
+  return b != 0 && a > kSizeCap / b ? kSizeCap : a * b;
+}
 
 // One node of a rule body, in post-order (children before their parent), so that one pass with a
 // stack of summaries evaluates the body. Far smaller than the grammar's nodes, and contiguous:
@@ -21,7 +26,8 @@ struct Step {
   Kind kind;
   bool productive;  // kTerminal
   bool nullable;    // kTerminal
-  uint32_t a;       // kRule: the rule; kSequence, kAlternation: child count; kRepeat: min
+  uint32_t a;       // kRule: the rule; kSequence, kAlternation: child count; kRepeat: min;
+                    // kTerminal: its smallest NFA (states plus edges)
   uint32_t b;       // kRepeat: max
 };
 
@@ -80,22 +86,37 @@ struct RulePrograms {
       case NodeKind::kRepeat:
         steps.push_back({Step::kRepeat, false, false, node.min, node.max});
         return;
-      case NodeKind::kLiteral:
-        steps.push_back({Step::kTerminal, true, node.codepoints.empty(), 0, 0});
+      case NodeKind::kLiteral: {
+        // A state and an edge per byte, so at least per code point (in a literal trie the last
+        // byte's state is the alternation's end, counted by the alternation). The code points
+        // themselves are not read: on a freshly parsed grammar that is a cache miss per node.
+        const auto length = static_cast<uint32_t>(node.codepoints.size());
+        steps.push_back({Step::kTerminal, true, length == 0, length == 0 ? 0 : 2 * length - 1, 0});
         return;
-      case NodeKind::kCharClass:
+      }
+      case NodeKind::kCharClass: {
         // Not empty: the automaton builder's own test (it has byte edges then). Only a negated
-        // class needs the set worked out.
-        steps.push_back({Step::kTerminal,
-                         node.negated ? !ClassCodepoints(node.ranges, true).empty()
-                                      : !node.ranges.empty(),
-                         false, 0, 0});
+        // class needs the set worked out; its byte automaton then holds a path as long as the
+        // UTF-8 form of its largest code point (that many edges, and states).
+        uint32_t size = node.ranges.empty() ? 1 : 2;
+        if (node.negated) {
+          const std::vector<CodepointRange> set = ClassCodepoints(node.ranges, true);
+          size = set.empty() ? 1 : 2 * Utf8Length(set.back().hi);
+        }
+        steps.push_back({Step::kTerminal, size > 1, false, size, 0});
         return;
+      }
       case NodeKind::kAnyChar:
+        steps.push_back({Step::kTerminal, true, false, 2 * Utf8Length(0x10FFFF), 0});
+        return;
       case NodeKind::kTokenRef:
-        steps.push_back({Step::kTerminal, true, false, 0, 0});
+        steps.push_back({Step::kTerminal, true, false, 2, 0});
         return;
     }
+  }
+
+  static uint32_t Utf8Length(uint32_t cp) {
+    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
   }
 
   const RuleTree& tree_;
@@ -111,12 +132,14 @@ class RuleAnalysis {
     facts_.nullable.assign(n, 0);
     facts_.inlinable.assign(n, 0);
     facts_.depth.assign(n, 0);
+    facts_.min_size.assign(n, 0);
     component_.assign(n, kNone);
     examined_.assign(n, 0);
   }
 
-  RuleFacts Run() {
+  RuleFacts Run(RuleId root) {
     VisitComponents();
+    if (root != kNoRoot) MarkReachable(root);
     return std::move(facts_);
   }
 
@@ -126,6 +149,7 @@ class RuleAnalysis {
     bool nullable;
     uint32_t cost;    // expanded size, inlinable callees counted by their own cost
     uint32_t height;  // AST depth below this node
+    uint64_t size;    // lower bound on the NFA's states plus edges (RuleFacts::min_size)
   };
   struct Gained {
     bool productive = false;
@@ -216,9 +240,27 @@ class RuleAnalysis {
     }
   }
 
+  void MarkReachable(RuleId root) {
+    facts_.reachable.assign(tree_.rules.size(), 0);
+    facts_.reachable[root] = 1;
+    std::vector<RuleId> work{root};
+    while (!work.empty()) {
+      const RuleId r = work.back();
+      work.pop_back();
+      for (uint32_t i = programs_.ref_begin[r]; i < programs_.ref_begin[r + 1]; ++i) {
+        const RuleId c = programs_.refs[i];
+        if (!facts_.reachable[c]) {
+          facts_.reachable[c] = 1;
+          work.push_back(c);
+        }
+      }
+    }
+  }
+
   // Stores a rule's facts; says which of productive and nullable it has just become.
   Gained Record(RuleId r, const Summary& s) {
     facts_.depth[r] = std::min(s.height, max_depth_ + 1);
+    facts_.min_size[r] = s.size;
     const Gained gained{s.productive && !facts_.productive[r], s.nullable && !facts_.nullable[r]};
     facts_.productive[r] |= static_cast<uint8_t>(s.productive);
     facts_.nullable[r] |= static_cast<uint8_t>(s.nullable);
@@ -232,24 +274,31 @@ class RuleAnalysis {
       const Step& step = programs_.steps[i];
       switch (step.kind) {
         case Step::kTerminal:
-          values_.push_back({step.productive, step.nullable, 1, 0});
+          values_.push_back({step.productive, step.nullable, 1, 0, step.a});
           break;
         case Step::kRule: {
+          // A call is a state and an edge; an inlinable rule is expanded in place where the
+          // nesting limit leaves room, else called.
           const RuleId c = step.a;
+          const bool inline_ = facts_.inlinable[c] != 0;
           values_.push_back({facts_.productive[c] != 0, facts_.nullable[c] != 0,
-                             facts_.inlinable[c] ? AddCost(1, cost_[c]) : 1u, 0});
+                             inline_ ? AddCost(1, cost_[c]) : 1u, 0,
+                             inline_ ? std::min<uint64_t>(2, facts_.min_size[c]) : 2});
           break;
         }
         case Step::kSequence:
         case Step::kAlternation: {
           const bool all = step.kind == Step::kSequence;
-          Summary s{all, all, 1, 0};
+          // An alternation's literals share one trie, so it is at least its largest
+          // alternative (and its end state).
+          Summary s{all, all, 1, 0, all ? 0u : 1u};
           for (size_t k = values_.size() - step.a; k < values_.size(); ++k) {
             const Summary& part = values_[k];
             s.productive = all ? s.productive && part.productive : s.productive || part.productive;
             s.nullable = all ? s.nullable && part.nullable : s.nullable || part.nullable;
             s.cost = AddCost(s.cost, part.cost);
             s.height = std::max(s.height, part.height + 1);
+            s.size = all ? AddSize(s.size, part.size) : std::max(s.size, AddSize(1, part.size));
           }
           values_.resize(values_.size() - step.a);
           values_.push_back(s);
@@ -260,8 +309,11 @@ class RuleAnalysis {
           const bool may_be_empty = step.a == 0 || step.b == 0;
           const uint32_t copies =
               step.b == kUnbounded ? std::max<uint32_t>(step.a, 1) : std::max(step.b, 1u);
+          // The builder's copies: x{m,n} n of them, x{m,} m (at least one).
+          const uint32_t built = step.b == kUnbounded ? std::max<uint32_t>(step.a, 1) : step.b;
           item = {may_be_empty || item.productive, may_be_empty || item.nullable,
-                  MulCost(AddCost(1, item.cost), copies), item.height + 1};
+                  MulCost(AddCost(1, item.cost), copies), item.height + 1,
+                  MulSize(item.size, built)};
           break;
         }
       }
@@ -282,8 +334,8 @@ class RuleAnalysis {
 
 }  // namespace
 
-RuleFacts AnalyzeRules(const RuleTree& grammar, uint32_t max_nesting_depth) {
-  return RuleAnalysis(grammar, max_nesting_depth).Run();
+RuleFacts AnalyzeRules(const RuleTree& grammar, uint32_t max_nesting_depth, RuleId root) {
+  return RuleAnalysis(grammar, max_nesting_depth).Run(root);
 }
 
 }  // namespace gbnf::detail

@@ -51,6 +51,12 @@ def _rule_facts(
 ) -> dict[str, tuple[bool, bool, bool, int]]:
     """Test support: per rule name, (productive, nullable, inlinable, body depth)."""
 
+def _rule_sizes(
+    grammar: Grammar, max_nesting_depth: int, budget: int
+) -> dict[str, tuple[int, int | None]]:
+    """Test support: per rule name, (lower bound of its NFA's states plus edges, the size of the
+    NFA the builder makes, or None past ``budget`` or the nesting limit)."""
+
 class Matcher:
     def __init__(
         self,

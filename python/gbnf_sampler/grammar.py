@@ -296,8 +296,9 @@ class Grammar:
         """The byte-level automaton of the grammar, made on first use and shared by every
         matcher and compiled grammar made from this object. Only the root rule is built here;
         every other rule is built when a matcher first reaches it. Raises GrammarTooComplexError
-        when the root would exceed ``limits.MAX_AUTOMATON_SIZE`` (a later rule raises it from
-        the step that reaches it)."""
+        when the root would exceed ``limits.MAX_AUTOMATON_SIZE``, or when a rule the root reaches
+        is sure to (a lower bound of its size, from its repetitions, passes it); a rule that
+        passes it only once built raises it from the step that reaches it."""
         automaton = self._automaton
         if automaton is None:
             # Two threads may both build it; either result is correct and one is kept.

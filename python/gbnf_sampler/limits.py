@@ -174,8 +174,9 @@ LIMITS: tuple[Limit, ...] = (
         "`GrammarLimits.max_nodes` (`grammar_too_large`)",
     ),
     Limit(
-        "automaton states + edges (rules are built on first reach: a rule past it raises in "
-        "the step that reaches it)",
+        "automaton states + edges (rules are built on first reach; a rule the root reaches "
+        "that is sure to pass it is refused by `compile`/`Matcher`, naming the rule; one that "
+        "passes it only once built raises in the step that reaches it)",
         MAX_AUTOMATON_SIZE,
         "",
         "`gs.limits.MAX_AUTOMATON_SIZE` (`GrammarTooComplexError`, `max_automaton_size`)",

@@ -71,7 +71,9 @@ class Automaton {
  public:
   // Compiles `grammar`'s root rule now and every other rule when it is first reached (RuleStart):
   // a large grammar costs, up front, only the rules its first steps need. Throws LimitError when
-  // a limit is reached (by a later rule: from the RuleStart that builds it).
+  // a limit is reached: here for the root and for every rule the root reaches whose build is
+  // sure to fail (nested too deep, or a lower bound of its size past the limit); otherwise, by
+  // a later rule, from the RuleStart that builds it.
   static std::shared_ptr<const Automaton> Build(std::shared_ptr<const Grammar> grammar,
                                                 const AutomatonLimits& limits = {});
   ~Automaton();
