@@ -61,16 +61,18 @@ void ForEachReference(const GrammarBuilder& b, NodeId root, Visit visit) {
   }
 }
 
-std::vector<bool> Reachable(const GrammarBuilder& b, RuleId root) {
-  std::vector<bool> seen(b.rules.size(), false);
+// The rules `root` reaches, by walking their bodies: for grammars with undefined rules (which the
+// rule facts do not take) and for the rare rules that never finish.
+std::vector<uint8_t> Reachable(const GrammarBuilder& b, RuleId root) {
+  std::vector<uint8_t> seen(b.rules.size(), 0);
   std::vector<RuleId> work{root};
-  seen[root] = true;
+  seen[root] = 1;
   while (!work.empty()) {
     const RuleId r = work.back();
     work.pop_back();
     ForEachReference(b, b.rules[r].body, [&](RuleId ref) {
       if (!seen[ref]) {
-        seen[ref] = true;
+        seen[ref] = 1;
         work.push_back(ref);
       }
     });
@@ -109,7 +111,7 @@ Diagnostic MissingRoot(const GrammarBuilder& b, std::string_view root) {
 }
 
 void WarnUnreachable(const GrammarBuilder& b, const SourceMap& map,
-                     const std::vector<bool>& reachable, std::vector<Diagnostic>* warnings) {
+                     const std::vector<uint8_t>& reachable, std::vector<Diagnostic>* warnings) {
   for (size_t i = 0; i < b.rules.size(); ++i) {
     if (reachable[i]) continue;
     const Rule& rule = b.rules[i];
@@ -125,11 +127,8 @@ void WarnUnreachable(const GrammarBuilder& b, const SourceMap& map,
 // Reports the reachable rules that can never finish because of their own recursion (a rule that
 // only fails through another failing rule is not reported, to point at the cause).
 void CheckUnproductive(const GrammarBuilder& b, const SourceMap& map,
-                       const std::vector<bool>& reachable, std::vector<Diagnostic>* errors) {
-  // Every rule is defined here (undefined ones are errors that stop the analysis before this).
-  static const std::vector<uint8_t> kNoDistinctItems;
-  const std::vector<uint8_t> productive =
-      AnalyzeRules({b.nodes, b.rules, kNoDistinctItems}, kNoDepthLimit).productive;
+                       const std::vector<uint8_t>& productive,
+                       const std::vector<uint8_t>& reachable, std::vector<Diagnostic>* errors) {
   for (size_t i = 0; i < b.rules.size() && errors->size() < kMaxUndefinedReported; ++i) {
     if (productive[i] || !reachable[i]) continue;
     const Rule& rule = b.rules[i];
@@ -159,9 +158,16 @@ std::vector<Diagnostic> AnalyzeGrammar(const GrammarBuilder& b, const SourceMap&
     return errors;
   }
   *root_id = static_cast<RuleId>(root_index);
-  const std::vector<bool> reachable = Reachable(b, *root_id);
-  WarnUnreachable(b, map, reachable, warnings);
-  if (errors.empty()) CheckUnproductive(b, map, reachable, &errors);
+  if (!errors.empty()) {  // undefined rules: no facts, but the unreachable rules are reported
+    WarnUnreachable(b, map, Reachable(b, *root_id), warnings);
+    return errors;
+  }
+  // Every rule is defined: one pass gives both what the root reaches and what can finish.
+  static const std::vector<uint8_t> kNoDistinctItems;
+  const RuleFacts facts =
+      AnalyzeRules({b.nodes, b.rules, kNoDistinctItems}, kNoDepthLimit, *root_id);
+  WarnUnreachable(b, map, facts.reachable, warnings);
+  CheckUnproductive(b, map, facts.productive, facts.reachable, &errors);
   return errors;
 }
 

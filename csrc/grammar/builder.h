@@ -41,6 +41,10 @@ class GrammarBuilder {
     return id;
   }
 
+  // Sizes the rule-name map for about `n` rules, so that a large grammar does not rehash it as
+  // it grows.
+  void ReserveRules(size_t n) { ids_.reserve(n); }
+
   int64_t FindRule(std::string_view name) const {
     auto it = ids_.find(name);
     return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);

@@ -90,6 +90,7 @@ Grammar ParseGrammar(std::string_view text, std::string_view root, const Grammar
   }
   GrammarBuilder builder;
   builder.nodes.reserve(text.size() / 6);  // real grammars hold about one node per 5-10 bytes
+  builder.ReserveRules(text.size() / 128);  // and a rule per 100-5,000 bytes
   std::vector<Diagnostic> warnings;
   detail::ParseRules(text, map, limits, &builder, &warnings);
   RuleId root_id = 0;
