@@ -127,6 +127,18 @@ def assert_facts_match(grammar: gs.Grammar, max_depth: int = MAX_AUTOMATON_NESTI
     # The size bound must hold for the NFA the builder really makes (it refuses rules up front).
     for name, (bound, size) in _core._rule_sizes(grammar._core, max_depth, SIZE_BUDGET).items():
         assert size is None or bound <= size, name
+    assert_parsed_facts_reused_exactly(grammar, max_depth)
+
+
+def assert_parsed_facts_reused_exactly(grammar: gs.Grammar, max_depth: int) -> None:
+    """The automaton takes the parser's facts instead of walking the tree again: only when they
+    equal what a fresh analysis with its nesting limit gives."""
+    reused, facts = _core._automaton_facts(grammar._core, max_depth, True)
+    fresh = _core._automaton_facts(grammar._core, max_depth, False)[1]
+    assert facts == fresh
+    deepest = max(f[3] for f in fresh.values())
+    distinct = "#@ distinct-items" in grammar.to_gbnf()
+    assert reused == (deepest <= max_depth and not distinct)
 
 
 # -- random grammars: cycles, nullable rules, repetitions past the budget ------------------------
@@ -229,7 +241,7 @@ def test_size_bound_of_repetitions_and_alternatives() -> None:
         'rep ::= "ab"{1000}\n'
         'nested ::= ("x" [0-9]{10}){0,300}\n'
         'words ::= ("alpha" | "beta" | "gamma" | [a-z]{20}){50}\n'
-        "classes ::= [^\"\\\\]{100}\n"
+        'classes ::= [^"\\\\]{100}\n'
         'star ::= ("abc")+ ("d"{5})*\n'
         "call ::= rep{3} small{100}\n"
         'small ::= "s"\n'
@@ -242,6 +254,17 @@ def test_size_bound_of_repetitions_and_alternatives() -> None:
         if name in ("rep", "nested", "words", "classes", "call"):
             assert 4 * bound >= size, (name, bound, size)
     assert sizes["empty"][0] == 0
+
+
+def test_facts_of_deep_or_distinct_grammars_are_not_reused() -> None:
+    deep = gs.Grammar.from_gbnf("root ::= " + "(" * 6 + '"a"' + ")*" * 6)
+    assert _core._automaton_facts(deep._core, 4, True)[0] is False  # deeper than the limit
+    assert _core._automaton_facts(deep._core, MAX_AUTOMATON_NESTING, True)[0] is True
+    assert_parsed_facts_reused_exactly(deep, 4)
+    distinct = gs.Grammar.from_json_schema(
+        {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+    )
+    assert _core._automaton_facts(distinct._core, MAX_AUTOMATON_NESTING, True)[0] is False
 
 
 def test_size_bound_saturates() -> None:

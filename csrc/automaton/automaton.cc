@@ -201,7 +201,7 @@ Automaton::Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimi
   root_ = g.root();
   num_rules_ = g.rules().size();
   plan_ = std::make_unique<detail::RulePlan>();
-  detail::RuleFacts facts = detail::AnalyzeRules(g, limits.max_nesting_depth);
+  detail::RuleFacts facts = detail::AutomatonRuleFacts(g, limits.max_nesting_depth);
   RefuseRulesThatCannotBuild(g, facts, limits);
   plan_->inlinable = std::move(facts.inlinable);
   plan_->depth = std::move(facts.depth);

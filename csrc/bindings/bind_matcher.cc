@@ -51,6 +51,23 @@ py::dict RuleFactsByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_n
   return out;
 }
 
+// Test support: the facts an automaton with this nesting limit builds from, all six per rule
+// name, and whether they are the parser's (`reuse`: allowed to be).
+py::tuple AutomatonFactsByName(const std::shared_ptr<Grammar>& grammar,
+                               uint32_t max_nesting_depth, bool reuse) {
+  bool reused = false;
+  const detail::RuleFacts facts =
+      reuse ? detail::AutomatonRuleFacts(*grammar, max_nesting_depth, &reused)
+            : detail::AnalyzeRules(*grammar, max_nesting_depth);
+  py::dict out;
+  for (RuleId r = 0; r < grammar->rules().size(); ++r) {
+    out[py::str(grammar->rule(r).name)] =
+        py::make_tuple(facts.productive[r] != 0, facts.nullable[r] != 0, facts.inlinable[r] != 0,
+                       facts.depth[r], facts.min_size[r], facts.reachable[r] != 0);
+  }
+  return py::make_tuple(reused, out);
+}
+
 // Test support: per rule name, the facts' lower bound on its NFA's states plus edges, and the
 // size of the NFA the builder makes (None past `budget`, or nested past the limit).
 py::dict RuleSizesByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_nesting_depth,
@@ -98,6 +115,8 @@ void BindMatcher(py::module_& m) {
       });
 
   m.def("_rule_facts", &RuleFactsByName, py::arg("grammar"), py::arg("max_nesting_depth"));
+  m.def("_automaton_facts", &AutomatonFactsByName, py::arg("grammar"),
+        py::arg("max_nesting_depth"), py::arg("reuse"));
   m.def("_rule_sizes", &RuleSizesByName, py::arg("grammar"), py::arg("max_nesting_depth"),
         py::arg("budget"));
 

@@ -149,7 +149,7 @@ void CheckUnproductive(const GrammarBuilder& b, const SourceMap& map,
 
 std::vector<Diagnostic> AnalyzeGrammar(const GrammarBuilder& b, const SourceMap& map,
                                        std::string_view root, std::vector<Diagnostic>* warnings,
-                                       RuleId* root_id) {
+                                       RuleId* root_id, RuleFacts* facts) {
   std::vector<Diagnostic> errors;
   CheckUndefined(b, map, &errors);
   const int64_t root_index = b.FindRule(root);
@@ -164,10 +164,9 @@ std::vector<Diagnostic> AnalyzeGrammar(const GrammarBuilder& b, const SourceMap&
   }
   // Every rule is defined: one pass gives both what the root reaches and what can finish.
   static const std::vector<uint8_t> kNoDistinctItems;
-  const RuleFacts facts =
-      AnalyzeRules({b.nodes, b.rules, kNoDistinctItems}, kNoDepthLimit, *root_id);
-  WarnUnreachable(b, map, facts.reachable, warnings);
-  CheckUnproductive(b, map, facts.productive, facts.reachable, &errors);
+  *facts = AnalyzeRules({b.nodes, b.rules, kNoDistinctItems}, kNoDepthLimit, *root_id);
+  WarnUnreachable(b, map, facts->reachable, warnings);
+  CheckUnproductive(b, map, facts->productive, facts->reachable, &errors);
   return errors;
 }
 

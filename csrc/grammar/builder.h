@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "gbnf_sampler/grammar.h"
+#include "grammar/rule_facts.h"
 
 namespace gbnf {
 
@@ -52,13 +55,17 @@ class GrammarBuilder {
 
   // Moves the finished tree into a Grammar with rules in definition order. Undefined rules are
   // errors, so by the time this runs every rule is defined.
+  // Also drops the parser's rule facts when some rule has distinct items.
   static void SetDistinctItems(Grammar* g, std::vector<uint8_t> rules,
                                std::vector<Diagnostic> warnings) {
+    if (std::find(rules.begin(), rules.end(), 1) != rules.end()) g->parsed_facts_.reset();
     g->distinct_items_ = std::move(rules);
     g->warnings_.insert(g->warnings_.end(), warnings.begin(), warnings.end());
   }
 
-  Grammar Finish(RuleId root, std::vector<Diagnostic> warnings, std::string source) {
+  // `facts`: the rule facts by builder rule id; the Grammar keeps them by its own ids.
+  Grammar Finish(RuleId root, std::vector<Diagnostic> warnings, std::string source,
+                 detail::RuleFacts facts) {
     std::vector<RuleId> order(rules.size());
     for (RuleId i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [this](RuleId a, RuleId b) {
@@ -78,6 +85,18 @@ class GrammarBuilder {
     g.source_ = std::move(source);
     for (SourceLayout::Definition& d : layout.definitions) d.rule = new_id[d.rule];
     g.layout_ = std::move(layout);
+    auto renumber = [&order](auto& per_rule) {
+      std::remove_reference_t<decltype(per_rule)> out(per_rule.size());
+      for (RuleId i = 0; i < order.size(); ++i) out[i] = per_rule[order[i]];
+      per_rule = std::move(out);
+    };
+    renumber(facts.productive);
+    renumber(facts.nullable);
+    renumber(facts.inlinable);
+    renumber(facts.depth);
+    renumber(facts.min_size);
+    renumber(facts.reachable);
+    g.parsed_facts_ = std::make_shared<const detail::RuleFacts>(std::move(facts));
     return g;
   }
 

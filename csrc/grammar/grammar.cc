@@ -94,10 +94,11 @@ Grammar ParseGrammar(std::string_view text, std::string_view root, const Grammar
   std::vector<Diagnostic> warnings;
   detail::ParseRules(text, map, limits, &builder, &warnings);
   RuleId root_id = 0;
+  detail::RuleFacts facts;
   std::vector<Diagnostic> errors =
-      detail::AnalyzeGrammar(builder, map, root, &warnings, &root_id);
+      detail::AnalyzeGrammar(builder, map, root, &warnings, &root_id, &facts);
   if (!errors.empty()) throw GrammarError(std::move(errors), std::move(warnings));
-  Grammar g = builder.Finish(root_id, std::move(warnings), std::string(text));
+  Grammar g = builder.Finish(root_id, std::move(warnings), std::string(text), std::move(facts));
   std::vector<Diagnostic> directive_warnings;
   std::vector<uint8_t> distinct =
       detail::ReadDistinctItems(g, text, map, &errors, &directive_warnings);

@@ -338,4 +338,14 @@ RuleFacts AnalyzeRules(const RuleTree& grammar, uint32_t max_nesting_depth, Rule
   return RuleAnalysis(grammar, max_nesting_depth).Run(root);
 }
 
+RuleFacts AutomatonRuleFacts(const Grammar& grammar, uint32_t max_nesting_depth, bool* reused) {
+  const RuleFacts* parsed = grammar.ParsedFacts();
+  const bool reuse =
+      parsed != nullptr &&
+      std::all_of(parsed->depth.begin(), parsed->depth.end(),
+                  [max_nesting_depth](uint32_t depth) { return depth <= max_nesting_depth; });
+  if (reused != nullptr) *reused = reuse;
+  return reuse ? *parsed : AnalyzeRules(grammar, max_nesting_depth);
+}
+
 }  // namespace gbnf::detail

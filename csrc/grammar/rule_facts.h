@@ -60,4 +60,11 @@ inline RuleFacts AnalyzeRules(const Grammar& grammar, uint32_t max_nesting_depth
                       max_nesting_depth, grammar.root());
 }
 
+// The facts the automaton builds from: the parser's (Grammar::ParsedFacts) when they are the
+// ones this limit gives, else AnalyzeRules. The parser's were computed without a nesting
+// limit, which changes only bodies deeper than the limit (and the inlining of their callers).
+// `reused`, when given, says which.
+RuleFacts AutomatonRuleFacts(const Grammar& grammar, uint32_t max_nesting_depth,
+                             bool* reused = nullptr);
+
 }  // namespace gbnf::detail

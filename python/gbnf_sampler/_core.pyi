@@ -51,6 +51,12 @@ def _rule_facts(
 ) -> dict[str, tuple[bool, bool, bool, int]]:
     """Test support: per rule name, (productive, nullable, inlinable, body depth)."""
 
+def _automaton_facts(
+    grammar: Grammar, max_nesting_depth: int, reuse: bool
+) -> tuple[bool, dict[str, tuple[bool, bool, bool, int, int, bool]]]:
+    """Test support: (whether the parser's facts were used, per rule name (productive, nullable,
+    inlinable, body depth, size bound, reachable)); ``reuse=False`` computes them afresh."""
+
 def _rule_sizes(
     grammar: Grammar, max_nesting_depth: int, budget: int
 ) -> dict[str, tuple[int, int | None]]:

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,6 +104,10 @@ struct SourceLayout {
   std::vector<Braces> braces;
 };
 
+namespace detail {
+struct RuleFacts;  // csrc/grammar/rule_facts.h
+}  // namespace detail
+
 class Grammar {
  public:
   const std::vector<Rule>& rules() const { return rules_; }
@@ -122,6 +127,11 @@ class Grammar {
   // Structural equality of the rule set (names, bodies, root); ignores spans, warnings, source.
   bool SameAs(const Grammar& other) const;
 
+  // The rule facts the parser's checks computed (no nesting limit), kept so that the automaton
+  // need not walk the tree again; null for a grammar with distinct-items rules (they change
+  // which rules are inlined).
+  const detail::RuleFacts* ParsedFacts() const { return parsed_facts_.get(); }
+
  private:
   friend class GrammarBuilder;
   std::vector<Rule> rules_;
@@ -131,6 +141,7 @@ class Grammar {
   std::string source_;
   SourceLayout layout_;
   std::vector<uint8_t> distinct_items_;
+  std::shared_ptr<const detail::RuleFacts> parsed_facts_;
 };
 
 // Parses GBNF text; `root` names the start rule. Throws GrammarError (every problem found, with
