@@ -53,9 +53,8 @@ class GrammarBuilder {
     return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);
   }
 
-  // Moves the finished tree into a Grammar with rules in definition order. Undefined rules are
-  // errors, so by the time this runs every rule is defined.
-  // Also drops the parser's rule facts when some rule has distinct items.
+  // Marks the rules a distinct-items directive names, and drops the parser's rule facts when
+  // there is one (such rules are never inlined, which the facts did not know).
   static void SetDistinctItems(Grammar* g, std::vector<uint8_t> rules,
                                std::vector<Diagnostic> warnings) {
     if (std::find(rules.begin(), rules.end(), 1) != rules.end()) g->parsed_facts_.reset();
@@ -63,7 +62,9 @@ class GrammarBuilder {
     g->warnings_.insert(g->warnings_.end(), warnings.begin(), warnings.end());
   }
 
-  // `facts`: the rule facts by builder rule id; the Grammar keeps them by its own ids.
+  // Moves the finished tree into a Grammar with rules in definition order. Undefined rules are
+  // errors, so by the time this runs every rule is defined. `facts`: the rule facts by builder
+  // rule id; the Grammar keeps them by its own ids.
   Grammar Finish(RuleId root, std::vector<Diagnostic> warnings, std::string source,
                  detail::RuleFacts facts) {
     std::vector<RuleId> order(rules.size());
