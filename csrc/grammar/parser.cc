@@ -184,30 +184,45 @@ class Parser {
     return false;
   }
 
+  // The children of the node being parsed sit on top of a stack shared by every level (a
+  // nested group parses above them and pops back), so a node's children are allocated once, at
+  // their final size, instead of growing a vector per sequence.
+  static std::vector<NodeId> TakeChildren(std::vector<NodeId>* stack, size_t base) {
+    std::vector<NodeId> children(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end());
+    stack->resize(base);
+    return children;
+  }
+
   NodeId ParseAlternates(bool nested, uint32_t depth) {
     const size_t begin = cursor_.pos();
-    std::vector<NodeId> alternatives{ParseSequence(nested, depth)};
+    const size_t base = alternatives_.size();
+    const NodeId first = ParseSequence(nested, depth);
+    alternatives_.push_back(first);
     for (;;) {
       if (cursor_.Peek() == '|') {
         const auto bar = static_cast<uint32_t>(cursor_.pos());
         cursor_.Advance();
         cursor_.SkipSpace(true);
-        alternatives.push_back(ParseSequence(nested, depth));
-        const Node& added = b_.nodes[alternatives.back()];
+        const NodeId added_id = ParseSequence(nested, depth);
+        alternatives_.push_back(added_id);
+        const Node& added = b_.nodes[added_id];
         if (added.kind == NodeKind::kSequence && added.children.empty()) {
-          b_.layout.empty_alternatives.push_back({alternatives.back(), bar});
+          b_.layout.empty_alternatives.push_back({added_id, bar});
         }
       } else if (!nested && cursor_.AtNewline() && ContinuationFollows()) {
         b_.layout.continuations.push_back({static_cast<uint32_t>(cursor_.pos()),
-                                           alternatives.back()});
+                                           alternatives_.back()});
         continue;
       } else {
         break;
       }
     }
-    if (alternatives.size() == 1) return alternatives.front();
+    if (alternatives_.size() == base + 1) {
+      alternatives_.pop_back();
+      return first;
+    }
     Node node = MakeNode(NodeKind::kAlternation, begin, cursor_.pos());
-    node.children = std::move(alternatives);
+    node.children = TakeChildren(&alternatives_, base);
     return Add(std::move(node));
   }
 
@@ -220,22 +235,24 @@ class Parser {
 
   NodeId ParseSequence(bool nested, uint32_t depth) {
     const size_t begin = cursor_.pos();
-    std::vector<NodeId> items;
-    std::vector<uint32_t> postfix_depth;  // postfix operators applied to each item so far
+    const size_t base = items_.size();
+    uint32_t postfix_depth = 0;  // postfix operators applied to the last item so far
     for (;;) {
       const int c = cursor_.Peek();
       if (AtElementStart()) {
-        items.push_back(ParseElement(depth));
-        postfix_depth.push_back(0);
+        const NodeId item = ParseElement(depth);
+        items_.push_back(item);
+        postfix_depth = 0;
       } else if (IsPostfix(c)) {
-        if (items.empty()) {
+        if (items_.size() == base) {
           Fail("dangling_operator", "repetition operator '" + std::string(1, char(c)) +
                                         "' has nothing to repeat",
                "put it right after the element to repeat, e.g. \"a\"*", cursor_.pos());
         }
         const size_t op_begin = cursor_.pos();
-        if (depth + ++postfix_depth.back() > limits_.max_nesting_depth) FailTooDeep(op_begin);
-        items.back() = ParseRepetition(items.back(), op_begin);
+        if (depth + ++postfix_depth > limits_.max_nesting_depth) FailTooDeep(op_begin);
+        const NodeId repeated = ParseRepetition(items_.back(), op_begin);
+        items_.back() = repeated;
       } else if (c >= 0x80 || c == '\'') {
         FailUnexpected("an element");  // typographic quotes and other stray characters
       } else {
@@ -243,9 +260,13 @@ class Parser {
       }
       cursor_.SkipSpace(nested);
     }
-    if (items.size() == 1) return items.front();
+    if (items_.size() == base + 1) {
+      const NodeId only = items_.back();
+      items_.pop_back();
+      return only;
+    }
     Node node = MakeNode(NodeKind::kSequence, begin, cursor_.pos());
-    node.children = std::move(items);
+    node.children = TakeChildren(&items_, base);
     return Add(std::move(node));
   }
 
@@ -528,6 +549,8 @@ class Parser {
   const GrammarLimits& limits_;
   GrammarBuilder& b_;
   std::vector<Diagnostic>& warnings_;
+  std::vector<NodeId> items_;         // ParseSequence's items, every level's (TakeChildren)
+  std::vector<NodeId> alternatives_;  // ParseAlternates' alternatives, likewise
 };
 
 }  // namespace
