@@ -211,3 +211,14 @@ def dumps_styles(value: Any, whitespace: str = "flexible") -> list[str]:
             ]
         )
     )
+
+
+def assert_decides(grammar: Any, valid: list[Any], invalid: list[Any]) -> None:
+    """The grammar accepts every valid value and refuses every invalid one, in every
+    serialization ``dumps_styles`` gives."""
+    for instance in valid:
+        for text in dumps_styles(instance):
+            assert accepts(grammar, text), text
+    for instance in invalid:
+        for text in dumps_styles(instance):
+            assert not accepts(grammar, text), text

@@ -47,6 +47,13 @@ UNSUPPORTED: list[tuple[Any, str]] = [
         "/patternProperties",
     ),
     ({"type": "string", "pattern": "(a|b)*a(a|b){12}", "maxLength": 99}, "/maxLength"),
+    (
+        {
+            "$defs": {"a": {"type": "object", "allOf": [{"$ref": "#/$defs/a"}]}},
+            "allOf": [{"$ref": "#/$defs/a"}],
+        },
+        "/$defs/a/allOf/0",
+    ),
 ]
 
 

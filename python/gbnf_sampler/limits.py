@@ -55,6 +55,9 @@ MAX_DEPENDENCIES = 6
 MAX_OVERLAP_PROOF_DEPTH = 4
 MAX_ONEOF_BRANCHES = 200
 MAX_ANYOF_BRANCHES = 256
+# Pairs of a merged anyOf product checked for emptiness (schema.branch_pairs); a larger product
+# counts as over MAX_ANYOF_BRANCHES without being read.
+MAX_ANYOF_PAIRS_READ = 4096
 MAX_PATTERN_GROUPS = 4
 MAX_UNIQUE_STATES = 1024
 MAX_UNIQUE_DOMAIN = 64
@@ -261,10 +264,16 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.MAX_REF_CHAIN` (`SchemaError`)",
     ),
     Limit(
-        "`anyOf` x `allOf` branches after merging",
+        "`anyOf` x `allOf` branches after merging (pairs proved empty not counted)",
         MAX_ANYOF_BRANCHES,
         "",
         "`gs.limits.MAX_ANYOF_BRANCHES` (`SchemaError`)",
+    ),
+    Limit(
+        "`anyOf` x `allOf` pairs read for emptiness proofs",
+        MAX_ANYOF_PAIRS_READ,
+        "",
+        "`gs.limits.MAX_ANYOF_PAIRS_READ` (past it: as over `MAX_ANYOF_BRANCHES`)",
     ),
     Limit(
         "`oneOf` branches checked for overlap",
@@ -451,6 +460,7 @@ __all__ = [
     "LIMITS",
     "MASK_FILE_VERSION",
     "MAX_ANYOF_BRANCHES",
+    "MAX_ANYOF_PAIRS_READ",
     "MAX_ANY_ORDER_STATES",
     "MAX_AUTOMATON_NESTING",
     "MAX_AUTOMATON_SIZE",

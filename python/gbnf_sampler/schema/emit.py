@@ -38,6 +38,7 @@ class Rules:
         self.by_body: dict[str, str] = {}
         self._char_sets: dict[Ranges, str] = {}
         self.formats: dict[str, str] = {}  # format name -> rule (format_grammars)
+        self.strings: dict[str, str | None] = {}  # string keywords -> rule (scalars.string_rule)
         # base -> a number n such that base, base-2 .. base-(n-1) are all taken: the search
         # for a free name starts there (from 1 it was quadratic: 42 s of JFrog File Spec)
         self._taken_below: dict[str, int] = {}
@@ -60,11 +61,13 @@ class Rules:
     def drop(self, name: str) -> None:
         """Forget a reserved name; the next ``reserve`` of its base may hand it out again."""
         del self.bodies[name]
-        # the name frees a number below the bound of its own base and of the base it numbers
+        # The name is free again as a base of its own, and as number k of the base it numbers:
+        # that base's search restarts at k, not at 1 (from 1 it was quadratic when many rules
+        # are dropped: 50,000 unsatisfiable branches of Azure Pipelines cost 2.4 s).
         self._taken_below.pop(name, None)
         prefix, _, number = name.rpartition("-")
-        if prefix and number.isdigit():
-            self._taken_below.pop(prefix, None)
+        if prefix and number.isdigit() and prefix in self._taken_below:
+            self._taken_below[prefix] = min(self._taken_below[prefix], int(number))
 
     def define(self, name: str, body: str) -> str:
         self.bodies[name] = body

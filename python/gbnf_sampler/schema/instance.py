@@ -21,8 +21,9 @@ from ..limits import MAX_SCHEMA_LOGIC_DEPTH
 from ..regex import automata
 from .formats import format_verdict
 from .kinds import kind_of
-from .refs import normalize, value_key
+from .refs import normalize
 from .scalars import Unsupported, regex_node
+from .values import value_key
 
 Verdict = bool | None
 Resolve = Callable[[str], Any]  # an absolute $ref -> its schema (raises LookupError if unknown)

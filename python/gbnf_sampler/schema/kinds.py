@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..limits import MAX_SCHEMA_KIND_DEPTH
-from .refs import ANNOTATIONS, merge, type_set, value_key
+from .refs import ANNOTATIONS, merge
+from .values import type_set, value_key
 
 KINDS = ("null", "boolean", "object", "array", "string", "number")
 # The types of each kind (``number`` includes ``integer``).

@@ -27,8 +27,9 @@ from ..limits import MAX_ONEOF_BRANCHES, MAX_OVERLAP_PROOF_DEPTH, MAX_REPEAT
 from ..regex import automata, tree
 from .kinds import KINDS, Cannot, Flatten, restrict
 from .logic import negate_kind
-from .refs import merge, value_key
+from .refs import merge
 from .scalars import Unsupported, regex_node
+from .values import value_key
 
 _Bound = tuple[Decimal, bool] | None
 

@@ -7,16 +7,16 @@ that later merges can move subschemas around freely. References resolve to local
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ..errors import SchemaError
-from ..limits import MAX_ANYOF_BRANCHES
+from ..limits import MAX_ANYOF_BRANCHES, MAX_ANYOF_PAIRS_READ
+from .branch_pairs import compatible_pairs
 from .document import plain_json
+from .values import type_set, value_key
 
 DEFAULT_BASE = "https://gbnf-sampler.invalid/schema.json"
 # Keywords whose values are data, not schemas: never searched for $id / $ref.
@@ -192,39 +192,6 @@ def normalize(schema: dict[str, Any]) -> dict[str, Any]:
 # --- value helpers -------------------------------------------------------------------------------
 
 
-def value_key(value: Any) -> str:
-    """A key under which JSON values that JSON Schema considers equal compare equal."""
-    if isinstance(value, bool) or value is None:
-        return json.dumps(value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and not math.isfinite(value):
-            return repr(value)
-        return "n:" + format(Decimal(str(value)).normalize(), "f")
-    if isinstance(value, list):
-        return "[" + ",".join(value_key(v) for v in value) + "]"
-    if isinstance(value, dict):
-        items = sorted((k, value_key(v)) for k, v in value.items())
-        return "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in items) + "}"
-    return json.dumps(value)
-
-
-TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
-
-
-def type_set(schema: dict[str, Any]) -> set[str] | None:
-    """The ``type`` keyword as a set (None when absent). ``number`` includes ``integer``."""
-    raw = schema.get("type")
-    if raw is None:
-        return None
-    names = [raw] if isinstance(raw, str) else list(raw)
-    out = {t for t in names if t in TYPES}
-    if "number" in out:
-        out.add("integer")
-    if "any" in names:
-        out = set(TYPES)
-    return out
-
-
 def _type_value(types: set[str]) -> list[str]:
     if "number" in types:
         types = types - {"integer"}
@@ -285,7 +252,11 @@ def _merge_objects(a: dict[str, Any], b: dict[str, Any], out: dict[str, Any]) ->
         )
 
 
-def _merge_keyword(key: str, va: Any, vb: Any, out: dict[str, Any], path: str) -> None:
+def _merge_keyword(
+    key: str, va: Any, vb: Any, out: dict[str, Any], path: str, context: list[Any]
+) -> None:
+    """``out[key]`` for both values; ``context``: the two schemas merged (the facts that prune
+    an ``anyOf`` product, see ``branch_pairs``)."""
     if key in _MAXIMA and not isinstance(va, bool) and not isinstance(vb, bool):
         out[key] = min(va, vb)
     elif key in _MINIMA and not isinstance(va, bool) and not isinstance(vb, bool):
@@ -305,10 +276,13 @@ def _merge_keyword(key: str, va: Any, vb: Any, out: dict[str, Any], path: str) -
     elif key == "multipleOf" and isinstance(va, int) and isinstance(vb, int):
         out[key] = va * vb // math.gcd(va, vb)
     elif key in ("anyOf", "oneOf"):
-        if len(va) * len(vb) > MAX_ANYOF_BRANCHES:
+        pairs = None
+        if len(va) * len(vb) <= MAX_ANYOF_PAIRS_READ:
+            pairs = compatible_pairs(va, vb, context)
+        if pairs is None or len(pairs) > MAX_ANYOF_BRANCHES:
             out.setdefault("__too_many__", []).append(key)  # reported; relaxed: keeps va only
         else:
-            out[key] = [_all_of(x, y) for x in va for y in vb]
+            out[key] = [_all_of(x, y) for x, y in pairs] or [False]
     elif key == "__not_in__":
         out[key] = list(dict.fromkeys(list(va) + list(vb)))
     elif key in ("pattern", "format", "not"):
@@ -344,7 +318,7 @@ def merge(a: Any, b: Any, path: str) -> Any:
         elif key.startswith("__") and key.endswith("__"):
             out[key] = out[key] + vb
         else:
-            _merge_keyword(key, out[key], vb, out, path)
+            _merge_keyword(key, out[key], vb, out, path, [a, b])
     _merge_types(a, b, out)
     _merge_values(a, b, out)
     _merge_objects(a, b, out)

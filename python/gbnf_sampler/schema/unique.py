@@ -28,8 +28,8 @@ from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import NEVER, elements, wrap
 from .formats import ASSERTED, format_dfa, format_never_ends
-from .refs import type_set, value_key
 from .scalars import Unsupported, formats_of, kw_int, pointer, regex_node
+from .values import type_set, value_key
 
 
 def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] | None:

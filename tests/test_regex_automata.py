@@ -1,0 +1,71 @@
+"""The automaton operations (``regex.automata``) against their definitions, on random trees
+over a small alphabet whose character sets are split into many ranges (as Unicode classes
+are): a product accepts what both automata accept, a complement what one refuses."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gbnf_sampler.regex import automata, tree
+
+ALPHABET = "abcdefgh"
+
+
+def _chars(picked: list[str]) -> tree.Node:
+    # one range per letter, never merged with its neighbour: many ranges per set
+    return tree.Chars(tree.normalize((ord(c), ord(c)) for c in sorted(set(picked))))
+
+
+LEAVES = st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=6).map(_chars)
+TREES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=1, max_size=3).map(lambda xs: tree.seq(*xs)),
+        st.lists(inner, min_size=1, max_size=3).map(lambda xs: tree.alt(*xs)),
+        st.tuples(inner, st.integers(0, 2), st.sampled_from([None, 0, 1, 3])).map(
+            lambda t: tree.rep(t[0], t[1], None if t[2] is None else t[1] + t[2])
+        ),
+    ),
+    max_leaves=6,
+)
+TEXTS = st.lists(st.text(ALPHABET, max_size=7), min_size=1, max_size=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=TREES, b=TREES, texts=TEXTS)
+def test_product_accepts_what_both_accept(a: tree.Node, b: tree.Node, texts: list[str]) -> None:
+    da, db = automata.from_regex(a), automata.from_regex(b)
+    both = automata.intersect(da, db)
+    for text in texts:
+        assert both.matches(text) == (da.matches(text) and db.matches(text)), text
+    # the product is deterministic: no code point leaves a state twice
+    for row in both.trans:
+        points = sorted(r for ranges in row.values() for r in ranges)
+        assert all(x[1] < y[0] for x, y in itertools.pairwise(points))
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=TREES, b=TREES, texts=TEXTS)
+def test_product_with_a_complement(a: tree.Node, b: tree.Node, texts: list[str]) -> None:
+    da, db = automata.from_regex(a), automata.from_regex(b)
+    minus = automata.intersect(da, automata.complement(db))
+    for text in texts:
+        assert minus.matches(text) == (da.matches(text) and not db.matches(text)), text
+
+
+def test_product_past_the_state_limit_fails() -> None:
+    def cycle(n: int) -> automata.Dfa:  # runs of "a" whose length is a multiple of n
+        return automata.from_regex(tree.rep(tree.literal("a" * n), 0, None))
+
+    small = automata.intersect(cycle(3), cycle(5))
+    assert small.matches("a" * 15) and not small.matches("a" * 5)
+    assert small.matches("a" * 30) and not small.matches("a" * 10)
+    try:
+        automata.intersect(cycle(149), cycle(151))  # 22,499 product states
+    except automata.TooLarge:
+        pass
+    else:
+        raise AssertionError("TooLarge expected")
