@@ -25,6 +25,8 @@ TABLE = [
     ("(^a|b)c", ["ac", "xbc", "bc"], ["xac", "c"]),
     ("x$|^y", ["ax", "y", "yz"], ["xa", "ay"]),
     ("a$b", [], ["ab", "a"]),
+    ("$^", [""], ["a"]),  # both anchors hold where nothing is before or after
+    ("($^|x)y", ["xy"], ["y", "ay"]),
     ("(a|$)b", ["ab"], ["b", "cb"]),
     ("\\bfoo\\b", ["foo", "a foo.", "(foo)"], ["afoo", "foobar", "fo o"]),
     ("\\Boo\\B", ["fooa", "xoox"], ["oo", "foo", "oo x"]),

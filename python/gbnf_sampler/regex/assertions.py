@@ -192,15 +192,20 @@ class _Markers:
         return ((BOS, FIRST_BEHIND + max(len(self.behind), 1) - 1),)
 
     def edges(self) -> automata.Dfa:
-        """``^`` before any character, ``$`` after all (Python: or before a final newline)."""
+        """``^`` before any character, ``$`` after all (Python: or before a final newline).
+        States: 0 nothing read, 1 characters read, 2 ``$`` held after characters, 3 the final
+        newline read, 4 ``$`` held with nothing read (where ``^`` still holds: ``$^`` matches
+        the empty string)."""
         others = tree.subtract(self.markers(), ((BOS, EOS),))
         chars = automata.ALL
-        start = {0: tree.normalize(((BOS, BOS), *others)), 1: chars, 2: ((EOS, EOS),)}
+        start = {0: tree.normalize(((BOS, BOS), *others)), 1: chars, 4: ((EOS, EOS),)}
         middle = {1: tree.normalize((*chars, *others)), 2: ((EOS, EOS),)}
         end: dict[int, Ranges] = {2: tree.normalize(((EOS, EOS), *others))}
+        empty_end: dict[int, Ranges] = {4: tree.normalize(((BOS, EOS), *others))}
         if self.reading == "either":
             end[3] = ((0x0A, 0x0A),)
-        return automata.Dfa([start, middle, end, {}], {0, 1, 2, 3})
+            empty_end[3] = ((0x0A, 0x0A),)
+        return automata.Dfa([start, middle, end, {}, empty_end], {0, 1, 2, 3, 4})
 
     def boundaries(self) -> automata.Dfa:
         """``\\b``/``\\B``: states (class of the previous character, classes the next may have)."""

@@ -237,10 +237,17 @@ def intersect(a: Dfa, b: Dfa) -> Dfa:
                 order.append(pair)
             targets.setdefault(index[pair], []).append(k)
         moves.append(targets)
-    trans = [
-        {t: tree.normalize(r for k in ks for r in classes[k]) for t, ks in row.items()}
-        for row in moves
-    ]
+    # Rows repeat the same groups of classes (a loop over one character set in every state).
+    ranges: dict[tuple[int, ...], Ranges] = {}
+    trans = []
+    for row in moves:
+        out: dict[int, Ranges] = {}
+        for t, ks in row.items():
+            group = tuple(ks)
+            if group not in ranges:
+                ranges[group] = tree.normalize(r for k in group for r in classes[k])
+            out[t] = ranges[group]
+        trans.append(out)
     accept = {i for i, (sa, sb) in enumerate(order) if sa in a.accept and sb in b.accept}
     return Dfa(trans, accept)
 
