@@ -8,8 +8,9 @@ Gemma 3 270M with its 262k-token vocabulary, most of a decode). Batches of 1-7 t
 fixed position are timed interleaved, round by round (process CPU time, median over rounds),
 each with every row of logits ("checked") and with only the last one ("unchecked": tokens the
 grammar allows alone). Prints each batch's cost relative to one token with its row, and the
-marginal cost of one more checked / unchecked token. ``DraftLength.TOKEN_COST`` and
-``DraftLength.ROW_COSTS`` in ``gbnf_sampler/llama/speculative.py`` come from this table.
+marginal cost of one more checked / unchecked token. ``StepCosts.PRIOR_TOKEN`` and
+``StepCosts.PRIOR_ROWS`` in ``gbnf_sampler/llama/step_costs.py`` (the costs jump-forward starts
+from, before it has timed steps of its own) come from this table.
 """
 
 from __future__ import annotations

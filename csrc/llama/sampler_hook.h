@@ -68,6 +68,10 @@ void DestroyContext(SamplerContext* ctx);
 // unchanged). Ids outside the vocabulary end the prefix.
 size_t AcceptablePrefix(const SamplerContext& ctx, const int32_t* tokens, size_t count);
 
+// How many tokens the grammar allows at the context's current state: its mask is filled (and
+// kept for the next apply, as apply would fill it). 0 when the matcher failed (error recorded).
+size_t AllowedCount(SamplerContext* ctx);
+
 // A jump-forward draft checked against the grammar from the context's current state (left
 // unchanged): the length of the acceptable prefix of `tokens`, and for each of those tokens
 // whether it is the only token the grammar allows at its position (written to only[i]; such a

@@ -22,9 +22,11 @@ from ..errors import GbnfSamplerError
 from ..limits import DEFAULT_MAX_DRAFT_TOKENS
 from ..structural.budget import BudgetTracker
 from ..structural.formats.base import ReasoningBudget
-from .compiled import matcher_for
+from .compiled import matcher_for, vocab_for
+from .lookup import ContextLookup
 from .native_sampler import GrammarSampler, address_of
 from .speculative import Draft, DraftLength, DraftStats, EvaluatedTokens, plan_draft, verify
+from .step_costs import step_costs_for
 
 
 class GenerationError(GbnfSamplerError):
@@ -107,6 +109,8 @@ def _stream_tokens(
     try:
         _evaluate_prompt_prefix(llm, prompt_tokens)
         loop = _DecodeLoop(llama_cpp, llm, sampler, chain, options)
+        if loop.drafting and options["draft_lookup"]:
+            loop.lookup = ContextLookup(bytes(llm.detokenize(prompt_tokens)))
         yield from loop.run(prompt_tokens[-1:], progress)
     finally:
         llama_cpp.llama_sampler_free(chain)  # frees the grammar sampler too
@@ -135,7 +139,9 @@ class _DecodeLoop:
         self.drafting = sampler is not None and options["jump_forward"]
         self.max_tokens = options["max_tokens"]
         self.max_draft = min(options["max_draft"], self.evaluated.capacity - 1)
-        self.length = DraftLength()
+        self.length = DraftLength(costs=step_costs_for(llm))
+        self.lookup: ContextLookup | None = None  # guesses past the forced text, when set
+        self.spell = vocab_for(llm).token_bytes
         budget: ReasoningBudget | None = options["reasoning_budget"]
         self.tracker = BudgetTracker(budget) if budget is not None else None
         self.special = bool(options["special"])
@@ -175,7 +181,13 @@ class _DecodeLoop:
         if self.tracker is not None:
             for token in tokens:
                 self.tracker.on_token(self.llm.detokenize([token], special=True))
-        return bytes(self.llm.detokenize(tokens, special=self.special))
+        text = bytes(self.llm.detokenize(tokens, special=self.special))
+        if self.lookup is not None:
+            self.lookup.extend(text)
+        return text
+
+    def _tokenize(self, text: bytes) -> list[int]:
+        return [int(t) for t in self.llm.tokenize(text, add_bos=False, special=False)]
 
     def _budget_text(self, progress: _Progress) -> list[int]:
         """The tokens of the reasoning budget's closing text, accepted by the chain, once the
@@ -197,6 +209,19 @@ class _DecodeLoop:
         self.tracker.forced()
         return tokens
 
+    def _plan(self, sampler: GrammarSampler, pending: int, written: int) -> Draft:
+        """The draft after ``pending`` tokens, ``written`` output tokens so far."""
+        room = self.evaluated.room - pending
+        limit = min(self.max_tokens - written, room, self.max_draft)
+        # Where checked draft tokens cannot pay (rows of logits cost more than they save), only
+        # tokens the grammar allows alone can, and the first of them must be one.
+        lookup = self.lookup
+        if not self.length.costs.checked_may_pay():
+            if sampler.allowed_count() != 1:
+                return Draft()
+            lookup = None
+        return plan_draft(sampler, self._tokenize, self.spell, limit, lookup)
+
     def _step(
         self, pending: list[int], output: list[int], stats: DraftStats
     ) -> tuple[Draft, int, list[int], int | None]:
@@ -206,17 +231,18 @@ class _DecodeLoop:
         planned = evaluated = Draft()
         budget_due = self.tracker is not None and self.tracker.due
         if self.drafting and self.sampler is not None and not budget_due:
-            room = self.evaluated.room - len(pending)
-            limit = min(self.max_tokens - len(output), room, self.max_draft)
-            planned = plan_draft(self.llm, self.sampler, limit)
+            planned = self._plan(self.sampler, len(pending), len(output))
             evaluated = self.length.cut(planned)
         first = len(pending) - 1  # the row of the last pending token: it predicts the draft's first
         rows = [False] * first + [not o for o in evaluated.only] + [True]
+        started = time.perf_counter()
         self.evaluated.decode([*pending, *evaluated.tokens], rows)
         kept, pick = 0, None
         if evaluated.tokens:
             kept, pick = verify(lambda j: self.sample(first + j), self.accept, evaluated)
             self.length.record(evaluated, kept)
+        seconds = time.perf_counter() - started  # the decode and the checks of its rows
+        self.length.costs.measure(len(rows), sum(rows), seconds)
         if pick is not None:
             self.evaluated.truncate(self.evaluated.length - len(evaluated) + kept)
         stats.drafted += len(evaluated)
@@ -293,21 +319,23 @@ def generate(
     stream: bool = False,
     jump_forward: bool = True,
     max_draft: int = DEFAULT_MAX_DRAFT_TOKENS,
+    draft_lookup: bool = True,
     special: bool = False,
     reasoning_budget: ReasoningBudget | None = None,
 ) -> Any:
     """A completion constrained by ``grammar``, shaped like llama-cpp-python's
     ``create_completion`` result (or an iterator of its streaming chunks).
 
-    With ``jump_forward``, text the grammar forces is drafted (up to ``max_draft`` tokens at a
-    time), evaluated in one batch and kept only where the model picks the same tokens, so the
-    output is that of plain constrained decoding. ``usage`` also reports ``draft_tokens``
-    (drafted and evaluated) and ``forced_tokens`` (the draft tokens kept, and a reasoning
-    budget's closing text); the choice (not streamed) also carries the output's ``token_ids``.
-    ``grammar=None`` generates unconstrained with EOS banned (a fixed-length baseline).
-    ``special``: write special tokens as their text (tool-call markers such as ``<|python_tag|>``).
-    ``reasoning_budget``: force its closing text once that many tokens were generated inside the
-    think section (see :mod:`gbnf_sampler.structural.budget`)."""
+    With ``jump_forward``, text the grammar forces (and with ``draft_lookup`` text guessed from
+    the context, :mod:`.lookup`) is drafted, up to ``max_draft`` tokens at a time, evaluated in
+    one batch and kept only where the model picks the same tokens: the output is that of plain
+    constrained decoding. ``usage`` also reports ``draft_tokens`` (drafted and evaluated) and
+    ``forced_tokens`` (the draft tokens kept, and a reasoning budget's closing text); the choice
+    (not streamed) also carries the output's ``token_ids``. ``grammar=None`` generates
+    unconstrained with EOS banned (a fixed-length baseline). ``special``: write special tokens
+    as their text (tool-call markers such as ``<|python_tag|>``). ``reasoning_budget``: force
+    its closing text once that many tokens were generated inside the think section (see
+    :mod:`gbnf_sampler.structural.budget`)."""
     options = {
         "max_tokens": max_tokens,
         "temperature": temperature,
@@ -317,17 +345,13 @@ def generate(
         "seed": seed,
         "jump_forward": jump_forward,
         "max_draft": max_draft,
+        "draft_lookup": draft_lookup,
         "special": special,
         "reasoning_budget": reasoning_budget,
     }
     prompt_tokens = _checked_request(llm, prompt, options)
     progress = _Progress()
-    meta = {
-        "id": f"cmpl-{uuid.uuid4()}",
-        "object": "text_completion",
-        "created": int(time.time()),
-        "model": str(getattr(llm, "model_path", "")),
-    }
+    meta = _completion_meta(llm)
     chunks = _text_chunks(_stream_tokens(llm, prompt_tokens, grammar, options, progress), progress)
     if stream:
         return _stream_response(meta, chunks, prompt_tokens, progress)
@@ -339,6 +363,15 @@ def generate(
         "token_ids": list(progress.tokens),
     }
     return {**meta, "choices": [choice], "usage": _usage(prompt_tokens, progress)}
+
+
+def _completion_meta(llm: Any) -> dict[str, Any]:
+    return {
+        "id": f"cmpl-{uuid.uuid4()}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": str(getattr(llm, "model_path", "")),
+    }
 
 
 def _checked_request(llm: Any, prompt: str | list[int], options: dict[str, Any]) -> list[int]:

@@ -121,6 +121,12 @@ class GrammarSampler:
             )
         )
 
+    def allowed_count(self) -> int:
+        """How many tokens the grammar allows now (0 when the constraint failed). Fills the
+        mask the next sampling step uses: asking costs nothing extra."""
+        self._check_open()
+        return int(_core._unsafe_sampler_allowed_count(self._context))
+
     def plan_draft(self, tokens: list[int]) -> list[bool]:
         """The acceptable prefix of ``tokens`` (as :meth:`acceptable_prefix`), one flag per
         token: True where the token is the only one the grammar allows at its position."""

@@ -1,11 +1,13 @@
 """Jump-forward as grammar-drafted speculation on llama-cpp-python.
 
-When the grammar forces the next bytes, their tokenization is a draft. The draft is evaluated in
-one batch with the token just sampled, and each draft token is then checked by the sampler chain
-itself at its position: the chain picks a token from that position's logits exactly as plain
-decoding would (the same mask, the same samplers), and the draft token is kept only when the
-pick is the draft token. The first disagreement ends the draft: the chain's pick becomes the
-next token and the KV cache is cut back to the kept prefix.
+When the grammar forces the next bytes, their tokenization is a draft; text guessed from the
+context (``lookup.py``: a few-shot example, keys and values copied from the prompt) may extend
+it where the grammar accepts it. The draft is evaluated in one batch with the token just
+sampled, and each draft token is then checked by the sampler chain itself at its position: the
+chain picks a token from that position's logits exactly as plain decoding would (the same mask,
+the same samplers), and the draft token is kept only when the pick is the draft token. The
+first disagreement ends the draft: the chain's pick becomes the next token and the KV cache is
+cut back to the kept prefix.
 
 Why the output is that of plain constrained decoding: greedy, the pick is the masked argmax.
 Sampling, picking from the chain's final distribution p and keeping the draft token d when the
@@ -21,15 +23,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from .native_sampler import GrammarSampler
+from .lookup import ContextLookup
+from .step_costs import StepCosts
 
 # Forced text tokenized per draft token at most: a long forced literal is cut, not tokenized
 # whole at every step.
 _BYTES_PER_DRAFT_TOKEN = 16
+# Forced and guessed text together, per draft token: a guess fills a draft up to this.
+_GUESS_BYTES_PER_DRAFT_TOKEN = 8
 
 
 @dataclass
@@ -99,58 +104,56 @@ class EvaluatedTokens:
         self._llm.n_tokens = length
 
 
+# Where a draft token ends, against the grammar's forced text: inside it, exactly at its end (a
+# model may spell that boundary together with what follows), or past it (in guessed text).
+INSIDE, ENDS, GUESSED = 0, 1, 2
+
+
 @dataclass
 class Draft:
-    """Tokens of the forced text, each accepted by the grammar in turn."""
+    """Tokens of the forced text, possibly followed by guessed text, each accepted by the
+    grammar in turn."""
 
     tokens: list[int] = field(default_factory=list)
     only: list[bool] = field(default_factory=list)  # the only token the grammar allows there
-    whole: bool = False  # the tokens spell the whole forced text: the last one ends it
+    kinds: list[int] = field(default_factory=list)  # INSIDE, ENDS or GUESSED, per token
 
     def __len__(self) -> int:
         return len(self.tokens)
 
-    def last_ends_text(self, i: int) -> bool:
-        return self.whole and i == len(self.tokens) - 1
-
     def cut(self, n: int) -> Draft:
-        whole = self.whole and n >= len(self.tokens)
-        return Draft(self.tokens[:n], self.only[:n], whole)
+        return Draft(self.tokens[:n], self.only[:n], self.kinds[:n])
 
 
 class DraftLength:
-    """How much of a draft is worth evaluating, from how often the model has agreed so far.
+    """How much of a draft is worth evaluating, from how often the model has agreed so far and
+    what steps cost.
 
     A step evaluates the sampled token and the first ``n`` draft tokens and writes, on average,
     1 + E[kept] tokens (the kept draft tokens, then the chain's pick). Its cost is a batch of
-    ``n + 1`` tokens with a row of logits for each checked draft token and for the last row.
-    The cut maximizes tokens written per cost. Costs are in one-token decodes, measured by
-    ``bench/draft_cost.py`` on llama.cpp's CPU kernels with the 262k-token vocabulary of the
-    embedded model: a token in the batch costs ``TOKEN_COST``, and ``ROW_COSTS[r - 1]`` is what
-    ``r`` rows of logits cost beyond one (the output layer dominates, and its kernels are
-    cheaper for some row counts than for fewer rows). So a draft of tokens the grammar allows
-    alone is nearly free, and checked tokens pay only in runs the model is likely to keep.
+    ``n + 1`` tokens with a row of logits for each checked draft token and for the last row
+    (:class:`~.step_costs.StepCosts`, learned from the steps the decoding loop times). The cut
+    maximizes tokens written per cost. Where rows of logits are expensive (a 262k-token
+    vocabulary on a CPU), a draft of tokens the grammar allows alone is still nearly free, and
+    checked tokens pay only in runs the model is likely to keep.
 
-    The chance that a checked token is kept is estimated separately for the token that ends the
-    forced text (the model may spell the boundary together with the text that follows) and for
-    the others, each starting at ``prior_kept / prior_checked`` and following this generation's
-    checks. The first draft token needs no logits of its own (the sampled token's row, needed
-    anyway, checks it), so it is also compared with the model's pick when no draft was
-    evaluated: the estimate recovers without paying for it. The length changes the speed only:
-    the output is the same for any draft."""
+    The chance that a checked token is kept is estimated separately for each kind of token
+    (inside the forced text, ending it, guessed past it), each starting at
+    ``prior_kept / prior_checked`` and following this generation's checks. The first draft
+    token needs no logits of its own (the sampled token's row, needed anyway, checks it), so it
+    is also compared with the model's pick when no draft was evaluated: the estimate recovers
+    without paying for it. The length changes the speed only: the output is the same for any
+    draft."""
 
-    TOKEN_COST = 0.25
-    ROW_COSTS = (0.0, 0.9, 2.1, 1.2, 2.2, 1.6, 2.7)
-    ROW_COST_BEYOND = 0.45  # per row, for more rows than ROW_COSTS covers
-
-    def __init__(self, prior_kept: float = 1.5, prior_checked: float = 2.0) -> None:
-        self._kept = [prior_kept, prior_kept]  # [inside the forced text, its last token]
-        self._checked = [prior_checked, prior_checked]
-
-    def _cost(self, tokens: int, rows: int) -> float:
-        table = self.ROW_COSTS
-        extra = table[rows - 1] if rows <= len(table) else rows * self.ROW_COST_BEYOND
-        return 1.0 + self.TOKEN_COST * (tokens - 1) + extra
+    def __init__(
+        self,
+        prior_kept: float = 1.5,
+        prior_checked: float = 2.0,
+        costs: StepCosts | None = None,
+    ) -> None:
+        self._kept = [prior_kept] * 3  # by kind: INSIDE, ENDS, GUESSED
+        self._checked = [prior_checked] * 3
+        self.costs = costs if costs is not None else StepCosts()
 
     def cut(self, draft: Draft) -> Draft:
         """The leading part of ``draft`` worth evaluating."""
@@ -158,13 +161,17 @@ class DraftLength:
         odds, kept, rows = 1.0, 0.0, 1
         for i, alone in enumerate(draft.only):
             if not alone:
-                kind = int(draft.last_ends_text(i))
+                kind = draft.kinds[i]
                 odds *= self._kept[kind] / self._checked[kind]
                 rows += 1
             kept += odds
-            rate = (1.0 + kept) / self._cost(i + 2, rows)
+            rate = (1.0 + kept) / self.costs.cost(i + 2, rows)
             if rate > best_rate:
                 best, best_rate = i + 1, rate
+        if self.costs.steps_without_rows >= self.costs.RETRY_AFTER and all(draft.only[:best]):
+            checked = [i for i, alone in enumerate(draft.only) if not alone]
+            if checked:  # measure what a checked token costs again: the costs may have changed
+                best = checked[0] + 1
         return draft.cut(best)
 
     def record(self, draft: Draft, kept: int) -> None:
@@ -175,24 +182,50 @@ class DraftLength:
                 self.observe(draft, i, i < kept)
 
     def observe(self, draft: Draft, i: int, kept: bool) -> None:
-        kind = int(draft.last_ends_text(i))
+        kind = draft.kinds[i]
         self._checked[kind] += 1
         self._kept[kind] += kept
 
 
-def plan_draft(llm: Any, sampler: GrammarSampler, limit: int) -> Draft:
-    """The draft at the sampler's state: up to ``limit`` tokens of the forced text, each
-    accepted by the grammar, and for each whether it is the only token allowed there."""
-    forced = sampler.forced_bytes() if limit > 0 else b""
-    if not forced:
+class DraftSource(Protocol):
+    """A grammar state that drafts can be planned from (a :class:`~gbnf_sampler.Matcher`, a
+    :class:`~.native_sampler.GrammarSampler`)."""
+
+    def forced_bytes(self) -> bytes: ...
+
+    def plan_draft(self, tokens: list[int]) -> list[bool]: ...
+
+
+def plan_draft(
+    source: DraftSource,
+    tokenize: Callable[[bytes], list[int]],
+    spell: Callable[[int], bytes],
+    limit: int,
+    lookup: ContextLookup | None = None,
+) -> Draft:
+    """The draft at ``source``'s state: up to ``limit`` tokens of the text the grammar forces
+    and, with ``lookup``, of the text guessed to follow it; each accepted by the grammar, with
+    whether it is the only token allowed there and its kind. ``tokenize`` spells text as the
+    model's tokens (no BOS, special tokens' text as text); ``spell`` gives a token's bytes."""
+    if limit <= 0:
         return Draft()
+    forced = source.forced_bytes()
     text = forced[: limit * _BYTES_PER_DRAFT_TOKEN]
-    tokens = [int(t) for t in llm.tokenize(text, add_bos=False, special=False)]
-    if len(text) < len(forced):  # a cut text may end inside a token
+    guessed = b""
+    if lookup is not None and len(text) == len(forced):
+        guessed = lookup.continuation(text, limit * _GUESS_BYTES_PER_DRAFT_TOKEN - len(text))
+    if not text and not guessed:
+        return Draft()
+    tokens = tokenize(text + guessed)
+    if (len(text) < len(forced) or guessed) and tokens:  # a cut text may end inside a token
         tokens.pop()
-    only = sampler.plan_draft(tokens[:limit])
-    whole = len(text) == len(forced) and len(only) == len(tokens)
-    return Draft(tokens[: len(only)], only, whole)
+    only = source.plan_draft(tokens[:limit])
+    tokens = tokens[: len(only)]
+    kinds, end = [], 0
+    for token in tokens:
+        end += len(spell(token))
+        kinds.append(INSIDE if end < len(text) else ENDS if end == len(text) else GUESSED)
+    return Draft(tokens, only, kinds)
 
 
 def verify(
@@ -213,4 +246,15 @@ def verify(
     return len(draft.tokens), None
 
 
-__all__ = ["Draft", "DraftLength", "DraftStats", "EvaluatedTokens", "plan_draft", "verify"]
+__all__ = [
+    "ENDS",
+    "GUESSED",
+    "INSIDE",
+    "Draft",
+    "DraftLength",
+    "DraftSource",
+    "DraftStats",
+    "EvaluatedTokens",
+    "plan_draft",
+    "verify",
+]

@@ -1,20 +1,20 @@
 """Jump-forward in the batched engine: grammar-drafted speculation, one draft per sequence.
 
 When a sequence's grammar forces the next bytes, their tokens are a draft
-(:func:`plan`). The draft goes into the step's batch after the sequence's sampled token, with a
-row of logits for every draft token the grammar does not force alone and for the row after the
-draft. While llama.cpp decodes, :func:`fill_draft_masks` fills the mask of each of those rows:
-the matcher accepts the draft token by token and the rows at equal depth of every sequence are
-filled together. The engine then checks each draft token against its own sampler's pick from the
-masked row, as in :mod:`gbnf_sampler.llama.speculative`: the draft token is kept only when the
-pick is the draft token, so every output token is distributed exactly as in plain constrained
-sampling. At the first miss the matcher is rolled back to the kept prefix and the sequence's
-KV cells after it are dropped.
+(:func:`~gbnf_sampler.llama.speculative.plan_draft`). The draft goes into the step's batch
+after the sequence's sampled token, with a row of logits for every draft token the grammar does
+not force alone and for the row after the draft. While llama.cpp decodes,
+:func:`fill_draft_masks` fills the mask of each of those rows: the matcher accepts the draft
+token by token and the rows at equal depth of every sequence are filled together. The engine
+then checks each draft token against its own sampler's pick from the masked row, as in
+:mod:`gbnf_sampler.llama.speculative`: the draft token is kept only when the pick is the draft
+token, so every output token is distributed exactly as in plain constrained sampling. At the
+first miss the matcher is rolled back to the kept prefix and the sequence's KV cells after it
+are dropped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,10 +22,6 @@ import numpy as np
 from ..llama.speculative import Draft, DraftLength
 from ..matcher import Matcher, fill_masks
 from ..structural.budget import BudgetTracker
-
-# Forced text tokenized per draft token at most: a long forced literal is cut, not tokenized
-# whole at every step.
-_BYTES_PER_DRAFT_TOKEN = 16
 
 
 @dataclass
@@ -48,21 +44,6 @@ def may_draft(matcher: Matcher | None, tracker: BudgetTracker | None) -> bool:
     """Drafts only under a grammar, and not while a reasoning budget may still force its
     closing text (that check runs after every token, and a draft would skip it)."""
     return matcher is not None and (tracker is None or tracker.closed)
-
-
-def plan(matcher: Matcher, tokenize: Callable[[bytes], list[int]], limit: int) -> Draft:
-    """Up to ``limit`` tokens of the text the grammar forces from the matcher's state, each
-    accepted in turn, and for each whether it is the only token allowed there."""
-    forced = matcher.forced_bytes() if limit > 0 else b""
-    if not forced:
-        return Draft()
-    text = forced[: limit * _BYTES_PER_DRAFT_TOKEN]
-    tokens = tokenize(text)
-    if len(text) < len(forced) and tokens:  # a cut text may end inside a token
-        tokens.pop()
-    only = matcher.plan_draft(tokens[:limit])
-    whole = len(text) == len(forced) and len(only) == len(tokens)
-    return Draft(tokens[: len(only)], only, whole)
 
 
 def _step_at(matcher: Matcher, slot: SlotDraft, depth: int) -> int:
@@ -104,4 +85,4 @@ def fill_one(matcher: Matcher, slot: SlotDraft, bitmask: np.ndarray) -> None:
             matcher.fill_mask(bitmask, row)
 
 
-__all__ = ["SlotDraft", "fill_draft_masks", "fill_one", "may_draft", "plan"]
+__all__ = ["SlotDraft", "fill_draft_masks", "fill_one", "may_draft"]

@@ -40,12 +40,12 @@ from ..errors import GbnfSamplerError
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask, apply_bitmask
 from ..limits import DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_STATE_SIZE
-from ..llama.speculative import Draft
+from ..llama.speculative import Draft, plan_draft
 from ..matcher import Matcher, fill_masks
 from ..structural.budget import BudgetTracker
 from ..vocab import Vocab
 from .context import BatchContext
-from .drafts import SlotDraft, fill_draft_masks, fill_one, may_draft, plan
+from .drafts import SlotDraft, fill_draft_masks, fill_one, may_draft
 from .errors import ApiError, from_constraint_error
 from .jobs import Event, Job, Slot
 from .logprobs import TokenLogprob, entry, row_stats
@@ -318,7 +318,10 @@ class Engine:
         assert job.matcher is not None
         room = self.context.ctx_per_slot - len(slot.cached) - 2
         limit = min(job.params.max_tokens - job.completion_tokens, room, self.max_draft)
-        slot.draft.planned = plan(job.matcher, self.tokenize_draft, limit)
+        # Forced text only: guesses from the context (gs.llama.generate's draft_lookup) are
+        # checked tokens, and the engine does not measure what their rows cost here yet.
+        spell = self.vocab.token_bytes
+        slot.draft.planned = plan_draft(job.matcher, self.tokenize_draft, spell, limit)
         if not self.adaptive_draft:
             return slot.draft.planned
         return slot.draft.length.cut(slot.draft.planned)
