@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from gbnf_sampler.llama import lookup
 from gbnf_sampler.llama.lookup import MAX_MATCH_BYTES, MIN_MATCH_BYTES, ContextLookup
 from gbnf_sampler.llama.speculative import ENDS, GUESSED, INSIDE, Draft, DraftLength
-from gbnf_sampler.llama.step_costs import StepCosts
+from gbnf_sampler.llama.step_costs import BatchStepCosts, StepCosts
 
 
 def _reference_continuation(text: bytes, size: int) -> bytes:
@@ -159,3 +159,38 @@ def test_each_kind_is_estimated_on_its_own() -> None:
         length.observe(ending, 0, True)
     assert len(length.cut(guessed)) == 0
     assert len(length.cut(ending)) == 4
+
+
+def _batch_costs(
+    steps: list[tuple[int, int]], fixed: float, per_token: float, per_row: float
+) -> BatchStepCosts:
+    costs = BatchStepCosts()
+    for tokens, rows in steps:
+        costs.measure_batch(tokens, rows, 0, fixed + per_token * tokens + per_row * rows)
+    return costs
+
+
+VARIED = [(t, r) for t in (1, 3, 6, 9) for r in (1, 2, 3)] * 2
+
+
+def test_batch_costs_are_fitted_per_sequence() -> None:
+    costs = _batch_costs(VARIED, 0.004, 0.0005, 0.003)
+    costs.sequences = 4  # a plain step per sequence: 0.001 + 0.0005 + 0.003
+    assert costs.token == pytest.approx(0.0005 / 0.0045)
+    assert costs.row == pytest.approx(0.003 / 0.0045)
+    assert costs.cost(3, 2) == pytest.approx(1 + 2 * costs.token + costs.row)
+    # Against a plain step of the sequence, a draft token weighs more in a fuller batch (the
+    # fixed part of a step is shared by more sequences).
+    alone = _batch_costs(VARIED, 0.004, 0.0005, 0.003)
+    assert alone.row == pytest.approx(0.003 / 0.0075) and alone.row < costs.row
+
+
+def test_batch_costs_keep_the_prior_until_the_steps_determine_them() -> None:
+    same = [(n, n) for n in (1, 2, 3, 4)] * 8  # rows always equal tokens: no fit
+    costs = _batch_costs(same, 0.004, 0.0005, 0.003)
+    assert costs.cost(4, 3) == StepCosts().cost(4, 3)
+    fitted = _batch_costs(VARIED, 0.004, 0.0005, 0.003)
+    row = fitted.row
+    for tokens, rows in VARIED:  # times that would fit a negative cost: the fit stays
+        fitted.measure_batch(tokens, rows, 0, 0.05 - 0.004 * rows)
+    assert fitted.row == row

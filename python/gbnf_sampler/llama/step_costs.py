@@ -79,6 +79,73 @@ class StepCosts:
             self._row.append(max(0.0, implied))
 
 
+class BatchStepCosts(StepCosts):
+    """Step costs for a batch of sequences (the server's engine): the seconds of a step are
+    fitted as ``fixed + per_token * tokens + per_row * rows`` by least squares over the last
+    ``WINDOW`` steps. A sequence's plain step is its share of a batch of ``sequences`` plain
+    steps, ``fixed / sequences + per_token + per_row``; ``token`` and ``row`` are ``per_token``
+    and ``per_row`` in that unit. Until the steps seen determine the fit (token and row counts
+    that varied apart), the priors."""
+
+    WINDOW = 64
+    REFIT_EVERY = 8
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sequences = 1  # sequences generating in the next step (set by the engine)
+        self._steps: deque[tuple[float, float, float]] = deque(maxlen=self.WINDOW)
+        self._fit: tuple[float, float, float] | None = None  # fixed, per token, per row
+        self._measured = 0
+
+    @property
+    def token(self) -> float:
+        return self._in_plain_steps(1, self.PRIOR_TOKEN)
+
+    @property
+    def row(self) -> float:
+        return self._in_plain_steps(2, self.PRIOR_ROW)
+
+    def _in_plain_steps(self, part: int, prior: float) -> float:
+        """Part ``part`` of the fit (1: per token, 2: per row) in a sequence's plain steps."""
+        if self._fit is None:
+            return prior
+        fixed, per_token, per_row = self._fit
+        return self._fit[part] / (fixed / max(self.sequences, 1) + per_token + per_row)
+
+    def cost(self, tokens: int, rows: int) -> float:
+        if self._fit is None:
+            return super().cost(tokens, rows)
+        return 1.0 + self.token * (tokens - 1) + self.row * (rows - 1)
+
+    def measure_batch(self, tokens: int, rows: int, draft_rows: int, seconds: float) -> None:
+        """Learns from a step that decoded ``tokens`` with ``rows`` rows of logits, of which
+        ``draft_rows`` checked draft tokens, in ``seconds``."""
+        if seconds <= 0.0 or tokens < 1:
+            return
+        self.steps_without_rows = 0 if draft_rows else self.steps_without_rows + 1
+        self._steps.append((float(tokens), float(rows), seconds))
+        self._measured += 1
+        if self._measured % self.REFIT_EVERY == 0:
+            self._fit = _least_squares(list(self._steps)) or self._fit
+
+
+def _least_squares(steps: list[tuple[float, float, float]]) -> tuple[float, float, float] | None:
+    """(fixed, per token, per row) fitting the steps' seconds, or None when the steps do not
+    determine them (too few, or token and row counts that never varied apart)."""
+    import numpy as np
+
+    if len(steps) < 8:
+        return None
+    data = np.asarray(steps)
+    design = np.column_stack([np.ones(len(data)), data[:, 0], data[:, 1]])
+    if np.linalg.matrix_rank(design) < 3 or np.linalg.cond(design) > 1e6:
+        return None
+    fixed, per_token, per_row = np.linalg.lstsq(design, data[:, 2], rcond=None)[0]
+    if per_token < 0 or per_row < 0 or fixed < 0:
+        return None  # noise the model cannot explain: keep what was fitted before
+    return float(fixed), float(per_token), float(per_row)
+
+
 _by_model: weakref.WeakKeyDictionary[Any, StepCosts] = weakref.WeakKeyDictionary()
 
 
@@ -91,4 +158,4 @@ def step_costs_for(llm: Any) -> StepCosts:
     return costs
 
 
-__all__ = ["StepCosts", "step_costs_for"]
+__all__ = ["BatchStepCosts", "StepCosts", "step_costs_for"]

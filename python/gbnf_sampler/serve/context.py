@@ -126,4 +126,14 @@ class BatchContext:
             self.ctx = None
 
 
-__all__ = ["BatchContext", "DecodeError"]
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading tokens two sequences share (what a slot's KV cells can keep)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+__all__ = ["BatchContext", "DecodeError", "common_prefix"]

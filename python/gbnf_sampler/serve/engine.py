@@ -40,11 +40,12 @@ from ..errors import GbnfSamplerError
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask, apply_bitmask
 from ..limits import DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_STATE_SIZE
-from ..llama.speculative import Draft, plan_draft
+from ..llama.speculative import Draft, DraftLength, plan_draft
+from ..llama.step_costs import BatchStepCosts
 from ..matcher import Matcher, fill_masks
 from ..structural.budget import BudgetTracker
 from ..vocab import Vocab
-from .context import BatchContext
+from .context import BatchContext, common_prefix
 from .drafts import SlotDraft, fill_draft_masks, fill_one, may_draft
 from .errors import ApiError, from_constraint_error
 from .jobs import Event, Job, Slot
@@ -55,15 +56,6 @@ from .text import TextStream
 logger = logging.getLogger(__name__)
 
 CompileHook = Callable[[str, Any], None]
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 class Engine:
@@ -88,10 +80,11 @@ class Engine:
         self.llm = llm
         self.vocab = vocab
         self.max_draft = max_draft  # jump-forward draft tokens per sequence and step (0: off)
-        # Evaluate only the part of a draft that pays by the CPU cost model of DraftLength (a
-        # row of logits over a 262k vocabulary costs about a decode); False: every draft token,
-        # for accelerators where extra rows are nearly free.
+        # Evaluate only the part of a draft that pays by DraftLength, with the costs learned
+        # from this engine's timed steps (on a CPU a row of logits over a 262k vocabulary costs
+        # a decode or more); False: every draft token, for accelerators where rows are cheap.
         self.adaptive_draft = adaptive_draft
+        self.costs = BatchStepCosts()  # what draft tokens and rows cost, from timed steps
         self.context = BatchContext(llm, parallel, ctx, threads, 1 + max_draft)
         if vocab.size != self.context.n_vocab:
             raise ValueError(
@@ -254,11 +247,11 @@ class Engine:
             job = self.ready.popleft()
             if job.cancelled:
                 continue
-            slot = max(free, key=lambda s: _common_prefix(s.cached, job.prompt))
+            slot = max(free, key=lambda s: common_prefix(s.cached, job.prompt))
             self._start(slot, job)
 
     def _start(self, slot: Slot, job: Job) -> None:
-        keep = min(_common_prefix(slot.cached, job.prompt), len(job.prompt) - 1)
+        keep = min(common_prefix(slot.cached, job.prompt), len(job.prompt) - 1)
         if not self.context.keep_prefix(slot.seq, keep):  # also drops unverified draft cells
             keep = 0
         slot.cached = slot.cached[:keep]
@@ -267,7 +260,7 @@ class Engine:
         slot.rng = job.params.rng()
         slot.text = TextStream(list(job.params.stop))
         slot.tracker = BudgetTracker(job.budget) if job.budget is not None else None
-        slot.draft = SlotDraft()
+        slot.draft = SlotDraft(length=DraftLength(costs=self.costs))
         slot.stats, slot.entry, slot.unsent = None, None, []
         job.cached_tokens = keep
         job.admitted = time.perf_counter()
@@ -284,6 +277,7 @@ class Engine:
         outputs = [s for s in self.slots if s.job is not None and s.row >= 0]
         constrained = [s for s in outputs if s.job is not None and s.job.matcher is not None]
         pending = self._fill_masks_async(constrained)
+        started, shape = time.perf_counter(), (self.context.n_tokens, self.context.n_outputs)
         try:
             logits = self.context.decode()
         finally:
@@ -292,9 +286,12 @@ class Engine:
         self._row_stats(logits, outputs)
         self._apply_masks(logits, constrained)
         self._sample(logits, [s for s in outputs if s.job is not None])
+        draft_rows = shape[1] - len(outputs)  # rows checking draft tokens
+        self.costs.measure_batch(*shape, draft_rows, time.perf_counter() - started)
 
     def _add_generating(self) -> None:
         """Adds each generating sequence's sampled token, and its draft after it."""
+        self.costs.sequences = sum(s.job is not None and s.last is not None for s in self.slots)
         for slot in self.slots:
             slot.row = -1
             slot.draft.clear()
