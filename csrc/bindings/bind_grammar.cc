@@ -23,6 +23,7 @@ void BindGrammar(py::module_& m) {
       .def_property_readonly("root_name",
                              [](const Grammar& g) { return g.rule(g.root()).name; })
       .def("rules_ast", &RulesAst)
+      .def("rules_nodes", &RulesNodes)
       .def("source_layout", &SourceLayoutOf)
       .def("source", [](const Grammar& g) { return py::bytes(g.source()); })
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })

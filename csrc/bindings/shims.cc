@@ -1,7 +1,9 @@
 #include "bindings/shims.h"
 
+#include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "llama/sampler_hook.h"
 #include "mask/mask_cache.h"
@@ -76,6 +78,105 @@ py::tuple NodeToTuple(const Grammar& g, NodeId id) {
     }
   }
   return py::make_tuple("seq", py::list());
+}
+
+namespace {
+
+// Builds syntax nodes (gbnf_sampler.syntax's frozen dataclasses) without running their
+// __init__: each object is allocated by object.__new__ and its fields are written to its
+// __dict__ as dataclasses' own frozen __init__ writes them (object.__setattr__).
+class NodeBuilder {
+ public:
+  NodeBuilder(const Grammar& g, const py::tuple& classes) : g_(g) {
+    if (classes.size() != kClasses) throw py::value_error("rules_nodes needs the 8 node classes");
+    for (size_t i = 0; i < kClasses; ++i) classes_[i] = classes[i];
+  }
+
+  py::object Build(NodeId id) {
+    const Node& node = g_.node(id);
+    switch (node.kind) {
+      case NodeKind::kSequence: return Make(kSequence, {{"items", Children(node)}});
+      case NodeKind::kAlternation: return Make(kAlternation, {{"items", Children(node)}});
+      case NodeKind::kLiteral: {
+        py::tuple cps(node.codepoints.size());
+        for (size_t i = 0; i < node.codepoints.size(); ++i) cps[i] = py::int_(node.codepoints[i]);
+        return Make(kLiteral, {{"codepoints", cps}});
+      }
+      case NodeKind::kCharClass: {
+        py::tuple ranges(node.ranges.size());
+        for (size_t i = 0; i < node.ranges.size(); ++i) {
+          ranges[i] = py::make_tuple(node.ranges[i].lo, node.ranges[i].hi);
+        }
+        return Make(kCharClass, {{"ranges", ranges}, {"negated", py::bool_(node.negated)}});
+      }
+      case NodeKind::kAnyChar: return Make(kAnyChar, {});
+      case NodeKind::kRuleRef: return Make(kRuleRef, {{"name", py::str(g_.rule(node.rule).name)}});
+      case NodeKind::kTokenRef: {
+        py::object token_id = node.token_by_id ? py::object(py::int_(node.token_id)) : py::none();
+        py::object text = node.token_by_id ? py::none() : py::object(py::str(node.token_text));
+        return Make(kTokenRef,
+                    {{"token_id", token_id}, {"text", text}, {"negated", py::bool_(node.negated)}});
+      }
+      case NodeKind::kRepeat: {
+        py::object max = node.max == kUnbounded ? py::none() : py::object(py::int_(node.max));
+        return Make(kRepeat, {{"item", Build(node.children[0])},
+                              {"min", py::int_(node.min)},
+                              {"max", max}});
+      }
+    }
+    return Make(kSequence, {{"items", py::tuple()}});
+  }
+
+ private:
+  // The order of the classes handed in (gbnf_sampler.grammar._NODE_CLASSES).
+  enum : size_t {
+    kLiteral, kCharClass, kAnyChar, kRuleRef, kTokenRef, kRepeat, kSequence, kAlternation,
+    kClasses
+  };
+
+  py::tuple Children(const Node& node) {
+    py::tuple items(node.children.size());
+    for (size_t i = 0; i < node.children.size(); ++i) items[i] = Build(node.children[i]);
+    return items;
+  }
+
+  py::object Make(size_t cls, std::initializer_list<std::pair<const char*, py::object>> fields) {
+    auto* type = reinterpret_cast<PyTypeObject*>(classes_[cls].ptr());
+    py::object obj = py::reinterpret_steal<py::object>(
+        PyBaseObject_Type.tp_new(type, no_args_.ptr(), nullptr));  // object.__new__(cls)
+    if (!obj) throw py::error_already_set();
+    for (const auto& [name, value] : fields) {
+      if (PyObject_GenericSetAttr(obj.ptr(), Name(name), value.ptr()) != 0) {
+        throw py::error_already_set();
+      }
+    }
+    return obj;
+  }
+
+  // The field name as an interned str, made once per builder (a handful of distinct names).
+  PyObject* Name(const char* name) {
+    for (const auto& [known, str] : names_) {
+      if (known == name) return str.ptr();
+    }
+    PyObject* interned = PyUnicode_InternFromString(name);
+    if (interned == nullptr) throw py::error_already_set();
+    names_.emplace_back(name, py::reinterpret_steal<py::object>(interned));
+    return names_.back().second.ptr();
+  }
+
+  const Grammar& g_;
+  py::object classes_[kClasses];
+  py::tuple no_args_;
+  std::vector<std::pair<const char*, py::object>> names_;  // keyed by the literal's address
+};
+
+}  // namespace
+
+py::list RulesNodes(const Grammar& g, const py::tuple& classes) {
+  NodeBuilder builder(g, classes);
+  py::list rules;
+  for (const Rule& r : g.rules()) rules.append(py::make_tuple(r.name, builder.Build(r.body)));
+  return rules;
 }
 
 py::list RulesAst(const Grammar& g) {

@@ -33,6 +33,10 @@ pybind11::list DiagnosticsToList(const std::vector<Diagnostic>& diagnostics);
 pybind11::tuple NodeToTuple(const Grammar& g, NodeId id);
 // Every rule as (name, NodeToTuple(body)), in rule order.
 pybind11::list RulesAst(const Grammar& g);
+// Every rule as (name, node), the nodes built directly as gbnf_sampler.syntax objects:
+// ``classes`` holds Literal, CharClass, AnyChar, RuleRef, TokenRef, Repeat, Sequence and
+// Alternation, in that order.
+pybind11::list RulesNodes(const Grammar& g, const pybind11::tuple& classes);
 // Installs the translation of core exceptions into gbnf_sampler's Python exceptions.
 void RegisterExceptionTranslators();
 

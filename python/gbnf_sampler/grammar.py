@@ -90,6 +90,19 @@ def _node_recursive(raw: tuple[Any, ...]) -> syntax.Node:
     return leaf_node(raw)
 
 
+# The node classes in the order the core's rules_nodes builds them.
+_NODE_CLASSES = (
+    syntax.Literal,
+    syntax.CharClass,
+    syntax.AnyChar,
+    syntax.RuleRef,
+    syntax.TokenRef,
+    syntax.Repeat,
+    syntax.Sequence,
+    syntax.Alternation,
+)
+
+
 def _convert(raw: tuple[Any, ...]) -> syntax.Node:
     try:
         return _node_recursive(raw)
@@ -282,7 +295,7 @@ class Grammar:
     def rules(self) -> dict[str, syntax.Node]:
         """Rule name -> syntax tree, in definition order (see :mod:`gbnf_sampler.syntax`)."""
         if self._rules is None:
-            self._rules = {name: _convert(body) for name, body in self._core.rules_ast()}
+            self._rules = dict(self._core.rules_nodes(_NODE_CLASSES))
         return dict(self._rules)
 
     def _adopt_rules(self, rules: dict[str, syntax.Node]) -> None:

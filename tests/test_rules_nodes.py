@@ -1,0 +1,77 @@
+"""``Grammar.rules`` as the core builds it (syntax objects made directly, without a tree of
+tuples in between) against the reference: the core's tuple tree converted in Python."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+import gbnf_sampler as gs
+from gbnf_sampler import syntax
+from gbnf_sampler.grammar import _convert
+from strategies import gbnf_texts, grammars
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from bench_parse import generated_grammar
+
+
+def _reference(grammar: gs.Grammar) -> dict[str, syntax.Node]:
+    return {name: _convert(body) for name, body in grammar._core.rules_ast()}
+
+
+def _assert_same(grammar: gs.Grammar) -> None:
+    built, reference = grammar.rules, _reference(grammar)
+    assert list(built) == list(reference)  # definition order
+    for name, node in built.items():
+        assert node == reference[name], name
+        assert repr(node) == repr(reference[name])
+        assert hash(node) == hash(reference[name])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    grammars(max_rules=5, max_depth=4, tokens=True).flatmap(
+        lambda g: gbnf_texts(*g).map(lambda text: (text, g[1]))
+    )
+)
+def test_random_grammars(case: tuple[str, str]) -> None:
+    text, root = case
+    _assert_same(gs.Grammar.from_gbnf(text, root=root))
+
+
+def test_llama_cpp_grammars(llama_grammars: dict[str, Path]) -> None:
+    for path in llama_grammars.values():
+        _assert_same(gs.Grammar.from_gbnf(path.read_text(encoding="utf-8")))
+
+
+def test_every_construct_of_a_generated_grammar() -> None:
+    _assert_same(gs.Grammar.from_gbnf(generated_grammar(400)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'root ::= ""',
+        "root ::= [^a-c\\x00] . <[12]> !<[3]> <think> !<|end|>",
+        'root ::= ("a" | "b")* "c"{2,} [x]{0,3} "d"? "e"+ ' + "(" * 150 + '"f"' + ")" * 150,
+    ],
+)
+def test_odd_nodes(text: str) -> None:
+    _assert_same(gs.Grammar.from_gbnf(text))
+
+
+def test_nodes_are_the_frozen_syntax_classes() -> None:
+    rules = gs.Grammar.from_gbnf('root ::= "ab" [c-d]* x\nx ::= . | <[7]>').rules
+    node = rules["root"]
+    assert type(node) is syntax.Sequence
+    assert [type(item) for item in node.items] == [syntax.Literal, syntax.Repeat, syntax.RuleRef]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        node.items = ()  # type: ignore[misc]
+    assert dataclasses.asdict(rules["x"]) == {
+        "items": ({}, {"token_id": 7, "text": None, "negated": False})
+    }
+    assert rules["x"] == syntax.Alternation((syntax.AnyChar(), syntax.TokenRef(7)))
