@@ -52,6 +52,7 @@ def drafting(server: Server) -> Iterator[Any]:
     engine.max_draft = gs.limits.DEFAULT_MAX_DRAFT_TOKENS
     yield engine
     engine.max_draft = gs.limits.DEFAULT_MAX_DRAFT_TOKENS
+    engine.draft_lookup = True
 
 
 def _chat(client: Any, **kwargs: Any) -> Any:
@@ -160,3 +161,44 @@ def test_health_reports_jump_forward(drafting: Any, server: Server, client: Any)
     report = httpx.get(server.url + "/health").json()["jump_forward"]
     assert report["max_draft"] == gs.limits.DEFAULT_MAX_DRAFT_TOKENS
     assert 0 < report["kept_tokens"] <= report["draft_tokens"]
+
+
+FEW_SHOT = (
+    'Order B12, lamp LMP-1, broken. JSON: {"order":"B12","item":"LMP-1","issue":"broken"}\n'
+    "Order C77, lamp LMP-1, late. JSON: "
+)
+TICKET = {
+    "type": "object",
+    "properties": {
+        "order": {"type": "string", "maxLength": 8},
+        "item": {"type": "string", "maxLength": 8},
+        "issue": {"enum": ["broken", "late", "missing"]},
+    },
+    "required": ["order", "item", "issue"],
+    "additionalProperties": False,
+}
+
+
+def test_drafts_guessed_from_the_prompt(drafting: Any, client: Any) -> None:
+    """A few-shot prompt: guesses from its example keep more draft tokens than forced text
+    alone, and the answer is the same with both and without drafts."""
+
+    def complete() -> tuple[str, int]:
+        kept = drafting.kept_tokens
+        out = client.completions.create(
+            model="default",
+            prompt=FEW_SHOT,
+            max_tokens=40,
+            temperature=0,
+            extra_body={"guided_json": TICKET},
+        )
+        return out.choices[0].text, drafting.kept_tokens - kept
+
+    guessed, kept_guessed = complete()
+    drafting.draft_lookup = False
+    forced, kept_forced = complete()
+    drafting.max_draft = 0
+    plain, _ = complete()
+    assert guessed == forced == plain
+    valid_json(guessed, TICKET)
+    assert kept_guessed > kept_forced

@@ -1,6 +1,7 @@
 """Jump-forward in the batched engine: grammar-drafted speculation, one draft per sequence.
 
-When a sequence's grammar forces the next bytes, their tokens are a draft
+When a sequence's grammar forces the next bytes, their tokens are a draft, extended by text
+guessed from the job's context where the grammar accepts it
 (:func:`~gbnf_sampler.llama.speculative.plan_draft`). The draft goes into the step's batch
 after the sequence's sampled token, with a row of logits for every draft token the grammar does
 not force alone and for the row after the draft. While llama.cpp decodes,
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..llama.lookup import ContextLookup
 from ..llama.speculative import Draft, DraftLength
 from ..matcher import Matcher, fill_masks
 from ..structural.budget import BudgetTracker
@@ -35,6 +37,7 @@ class SlotDraft:
     accepted: int = 0
     planned: Draft = field(default_factory=Draft)  # before the cut by DraftLength
     length: DraftLength = field(default_factory=DraftLength)
+    lookup: ContextLookup | None = None  # the job's text so far, for guesses past forced text
 
     def clear(self) -> None:
         self.draft, self.rows, self.accepted, self.planned = Draft(), [], 0, Draft()

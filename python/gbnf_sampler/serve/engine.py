@@ -40,6 +40,7 @@ from ..errors import GbnfSamplerError
 from ..grammar import Grammar
 from ..kernels import allocate_bitmask, apply_bitmask
 from ..limits import DEFAULT_MAX_DRAFT_TOKENS, DEFAULT_MAX_STATE_SIZE
+from ..llama.lookup import ContextLookup
 from ..llama.speculative import Draft, DraftLength, plan_draft
 from ..llama.step_costs import BatchStepCosts
 from ..matcher import Matcher, fill_masks
@@ -85,6 +86,7 @@ class Engine:
         # a decode or more); False: every draft token, for accelerators where rows are cheap.
         self.adaptive_draft = adaptive_draft
         self.costs = BatchStepCosts()  # what draft tokens and rows cost, from timed steps
+        self.draft_lookup = True  # drafts go on with text guessed from the context (lookup.py)
         self.context = BatchContext(llm, parallel, ctx, threads, 1 + max_draft)
         if vocab.size != self.context.n_vocab:
             raise ValueError(
@@ -261,6 +263,8 @@ class Engine:
         slot.text = TextStream(list(job.params.stop))
         slot.tracker = BudgetTracker(job.budget) if job.budget is not None else None
         slot.draft = SlotDraft(length=DraftLength(costs=self.costs))
+        if self.max_draft > 0 and self.draft_lookup and job.matcher is not None:
+            slot.draft.lookup = ContextLookup(b"".join(map(self.vocab.token_bytes, job.prompt)))
         slot.stats, slot.entry, slot.unsent = None, None, []
         job.cached_tokens = keep
         job.admitted = time.perf_counter()
@@ -315,10 +319,8 @@ class Engine:
         assert job.matcher is not None
         room = self.context.ctx_per_slot - len(slot.cached) - 2
         limit = min(job.params.max_tokens - job.completion_tokens, room, self.max_draft)
-        # Forced text only: guesses from the context (gs.llama.generate's draft_lookup) are
-        # checked tokens, and the engine does not measure what their rows cost here yet.
-        spell = self.vocab.token_bytes
-        slot.draft.planned = plan_draft(job.matcher, self.tokenize_draft, spell, limit)
+        spell, lookup = self.vocab.token_bytes, slot.draft.lookup
+        slot.draft.planned = plan_draft(job.matcher, self.tokenize_draft, spell, limit, lookup)
         if not self.adaptive_draft:
             return slot.draft.planned
         return slot.draft.length.cut(slot.draft.planned)
@@ -495,6 +497,8 @@ class Engine:
         if job.completion_tokens == 1:
             job.first_token = time.perf_counter()
         data = self.vocab.token_bytes(token)
+        if slot.draft.lookup is not None:
+            slot.draft.lookup.extend(data)
         if slot.tracker is not None:
             slot.tracker.on_token(data)
         if job.params.logprobs:
