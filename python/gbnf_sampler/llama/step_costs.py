@@ -47,8 +47,11 @@ class StepCosts:
     def row(self) -> float:
         return statistics.median(self._row) if self._row else self.PRIOR_ROW
 
+    def _rows_measured(self) -> bool:
+        return bool(self._row)
+
     def cost(self, tokens: int, rows: int) -> float:
-        if not self._row and rows <= len(self.PRIOR_ROWS):
+        if not self._rows_measured() and rows <= len(self.PRIOR_ROWS):
             extra = self.PRIOR_ROWS[rows - 1]
         else:
             extra = self.row * (rows - 1)
@@ -112,10 +115,8 @@ class BatchStepCosts(StepCosts):
         fixed, per_token, per_row = self._fit
         return self._fit[part] / (fixed / max(self.sequences, 1) + per_token + per_row)
 
-    def cost(self, tokens: int, rows: int) -> float:
-        if self._fit is None:
-            return super().cost(tokens, rows)
-        return 1.0 + self.token * (tokens - 1) + self.row * (rows - 1)
+    def _rows_measured(self) -> bool:
+        return self._fit is not None
 
     def measure_batch(self, tokens: int, rows: int, draft_rows: int, seconds: float) -> None:
         """Learns from a step that decoded ``tokens`` with ``rows`` rows of logits, of which

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..limits import MAX_DFA_STATES, MAX_NFA_STATES
 from . import tree
@@ -186,16 +187,25 @@ def _subset_construction(node: Node) -> Dfa:
         row: dict[int, list[tuple[int, int]]] = {}
         edges = [e for s in current for e in nfa.edges[s]]
         for ranges, targets in partition(edges):
-            closed = nfa.closure(targets)
-            if closed not in index:
-                if len(order) >= MAX_DFA_STATES:
-                    raise TooLarge(f"more than {MAX_DFA_STATES} DFA states")
-                index[closed] = len(order)
-                order.append(closed)
-            row.setdefault(index[closed], []).extend(ranges)
+            row.setdefault(_number(index, order, nfa.closure(targets)), []).extend(ranges)
         trans.append({t: tree.normalize(r) for t, r in row.items()})
     accept = {i for i, states in enumerate(order) if final in states}
     return Dfa(trans, accept)
+
+
+_State = TypeVar("_State", bound=Hashable)
+
+
+def _number(index: dict[_State, int], order: list[_State], state: _State) -> int:
+    """The number of a DFA state under construction, numbering it when new (within
+    MAX_DFA_STATES)."""
+    n = index.get(state)
+    if n is None:
+        if len(order) >= MAX_DFA_STATES:
+            raise TooLarge(f"more than {MAX_DFA_STATES} DFA states")
+        n = index[state] = len(order)
+        order.append(state)
+    return n
 
 
 def complement(dfa: Dfa) -> Dfa:
@@ -229,13 +239,7 @@ def intersect(a: Dfa, b: Dfa) -> Dfa:
             tb = row_b.get(k)
             if tb is None:
                 continue
-            pair = (ta, tb)
-            if pair not in index:
-                if len(order) >= MAX_DFA_STATES:
-                    raise TooLarge(f"more than {MAX_DFA_STATES} DFA states")
-                index[pair] = len(order)
-                order.append(pair)
-            targets.setdefault(index[pair], []).append(k)
+            targets.setdefault(_number(index, order, (ta, tb)), []).append(k)
         moves.append(targets)
     # Rows repeat the same groups of classes (a loop over one character set in every state).
     ranges: dict[tuple[int, ...], Ranges] = {}
