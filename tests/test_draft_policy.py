@@ -41,6 +41,34 @@ def test_no_guess_without_an_earlier_match() -> None:
     assert ContextLookup(b"abcdabcd").continuation(b"", 0) == b""
 
 
+@pytest.mark.parametrize(
+    "context, expected",
+    [
+        # "xQWERT" (6 bytes) was followed by "a"; the later, shorter "QWERT" by "b".
+        (b"xQWERTa yQWERTb xQWERT", b"a"),
+        (b"abcdefXbcdefYabcdef", b"X"),
+        (b"0123456A123456B0123456", b"A"),
+        (b"wxyz1 wxyz2 wxyz", b"2"),  # equal lengths: the most recent occurrence
+    ],
+)
+def test_the_longest_suffix_wins(context: bytes, expected: bytes) -> None:
+    assert ContextLookup(context).continuation(b"", 1) == expected
+
+
+# Texts of a few repeated words with varying separators: long suffixes that recur, shorter
+# ones that recur more recently with another continuation.
+_WORDY = st.lists(
+    st.sampled_from([b"QWERT", b"WERT", b"ab", b"x", b"ERTa", b" "]), max_size=30
+).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDY, _WORDY.map(lambda t: t[:8]), st.integers(1, 20))
+def test_continuation_in_wordy_texts(context: bytes, tail: bytes, size: int) -> None:
+    got = ContextLookup(context).continuation(tail, size)
+    assert got == _reference_continuation(context + tail, size)
+
+
 def test_a_match_may_run_into_the_tail() -> None:
     # "abab" + "ab": the latest earlier "ababab"-suffix match continues with text that is itself
     # part of the tail (periodic text).
