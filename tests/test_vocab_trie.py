@@ -151,3 +151,129 @@ def test_trie_built_once_under_threads() -> None:
         results = list(pool.map(lambda _: v._native.trie_sorted_ids(), range(32)))
     assert all(r == results[0] for r in results)
     assert len(results[0]) == len(tokens)
+
+
+# --- runs of the tokens inside one byte class (TokenTrie::RunsInside) ------------------------
+
+UNSEEN = 2**32 - 1  # min_lcp of a run of one position
+
+# ASCII letters and a quote, whole and cut multi-byte characters, stray continuation and
+# invalid bytes, ASCII inside a character.
+class_token = st.lists(
+    st.sampled_from(
+        [
+            b"a",
+            b"b",
+            b'"',
+            b" ",
+            b"\xc3\xa9",
+            b"\xc3",
+            b"\xa9",
+            b"\xe2\x80\x94",
+            b"\xe2\x80",
+            b"\xff",
+            b"\xed\xa0\x80",
+        ]
+    ),
+    min_size=1,
+    max_size=4,
+).map(b"".join)
+
+
+def in_class(token: bytes, ascii: bytes, non_ascii: bool) -> bool:
+    """Every ASCII byte in the class and between characters, the rest (when non_ascii) a prefix
+    of valid UTF-8: the definition, the slow way."""
+    for cut in range(len(token), max(-1, len(token) - 4), -1):
+        try:
+            text = token[:cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        tail = token[cut:]
+        # the rest must be the start of one character (a lead byte and its continuations)
+        if tail and not (0xC2 <= tail[0] <= 0xF4 and all(0x80 <= b <= 0xBF for b in tail[1:])):
+            continue
+        if tail and not tail_may_continue(tail):
+            continue
+        return all(ord(c) in ascii if ord(c) < 0x80 else non_ascii for c in text) and (
+            not tail or non_ascii
+        )
+    return False
+
+
+def tail_may_continue(tail: bytes) -> bool:
+    """Whether some continuation makes the cut character valid (shortest form, no surrogates)."""
+    for last in range(0x80, 0xC0):
+        for more in (b"", bytes([0x80]), bytes([0x80, 0x80])):
+            try:
+                (tail + bytes([last]) + more).decode("utf-8")
+                return True
+            except UnicodeDecodeError:
+                pass
+    return False
+
+
+def characters(token: bytes) -> int:
+    return min(255, sum(1 for b in token if b & 0xC0 != 0x80))
+
+
+def expected_runs(m: Model, ascii: bytes, non_ascii: bool) -> tuple[list, list, list]:
+    runs: list[tuple[int, int]] = []
+    mins: list[int] = []
+    chars: list[int] = []
+    for p, t in enumerate(m.toks):
+        if not in_class(t, ascii, non_ascii):
+            continue
+        if runs and runs[-1][1] == p:
+            runs[-1] = (runs[-1][0], p + 1)
+            mins[-1] = min(mins[-1], m.lcp[p])
+            chars[-1] = max(chars[-1], characters(t))
+        else:
+            runs.append((p, p + 1))
+            mins.append(UNSEEN)
+            chars.append(characters(t))
+    return runs, mins, chars
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(class_token, min_size=1, max_size=40),
+    st.sets(st.sampled_from(b'ab" ')),
+    st.booleans(),
+)
+def test_runs_inside_a_class_match_brute_force(
+    tokens: list[bytes], ascii: set[int], non_ascii: bool
+) -> None:
+    m = model(tokens, [], [])
+    v = gs.Vocab(tokens, [])
+    found = v._native.trie_runs_inside(bytes(sorted(ascii)), non_ascii)
+    assert found == expected_runs(m, bytes(sorted(ascii)), non_ascii)
+
+
+def test_runs_inside_hand_cases() -> None:
+    tokens = [b"a", b"ab", b'a"', b"abb", b"b", b"\xc3", b"\xc3\xa9", b"\xc3a", b"\xe2\x80"]
+    v = gs.Vocab(tokens, [])
+    order = [tokens[i] for i in v._native.trie_sorted_ids()]
+    assert order == [b"a", b'a"', b"ab", b"abb", b"b", b"\xc3", b"\xc3a", b"\xc3\xa9", b"\xe2\x80"]
+    # ASCII only: a, then ab, abb, b after the quote's token (lcps 2 and 0 after the first)
+    assert v._native.trie_runs_inside(b"ab", False) == ([(0, 1), (2, 5)], [UNSEEN, 0], [1, 3])
+    # with multi-byte characters: a cut character counts, ASCII inside one does not
+    assert v._native.trie_runs_inside(b"ab", True) == (
+        [(0, 1), (2, 6), (7, 9)],
+        [UNSEEN, 0, 0],
+        [1, 3, 1],
+    )
+    assert v._native.trie_runs_inside(b"", True) == ([(5, 6), (7, 9)], [UNSEEN, 0], [1, 1])
+
+
+def test_runs_inside_count_characters_up_to_255() -> None:
+    v = gs.Vocab([b"a" * 300, b"a", "é".encode() * 3], [])
+    assert v._native.trie_runs_inside(b"a", True) == ([(0, 3)], [0], [255])
+
+
+def test_runs_inside_keeps_a_bounded_number_of_classes() -> None:
+    v = gs.Vocab([b"a", b"b", b"ab"], [])
+    letters = b"abcdefghijklmnopqrstuvwxyz"
+    kept = [v._native.trie_runs_inside(letters[: i + 1], False) for i in range(16)]
+    assert all(k is not None for k in kept)
+    assert v._native.trie_runs_inside(b"xyz", False) is None  # a 17th class
+    assert v._native.trie_runs_inside(b"a", False) == kept[0]  # the kept ones still answer

@@ -1,4 +1,5 @@
 // Python bindings of the vocabulary and token trie.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,26 @@ std::shared_ptr<Vocab> MakeVocab(const std::vector<std::string>& tokens,
 const TokenTrie& TrieNoGil(const Vocab& v) {
   py::gil_scoped_release release;
   return v.trie();
+}
+
+// The runs of TokenTrie::RunsInside for the ASCII bytes of `ascii` (and every multi-byte
+// character when non_ascii), with their smallest inner lcps and most characters; None when the
+// trie keeps no more classes.
+py::object RunsInside(const Vocab& v, const py::bytes& ascii, bool non_ascii) {
+  TokenTrie::ByteClass cls;
+  for (char c : std::string(ascii)) {
+    const auto b = static_cast<uint8_t>(c);
+    if (b >= 0x80) throw py::value_error("runs_inside: the class's listed bytes must be ASCII");
+    cls.ascii[b >> 6] |= uint64_t{1} << (b & 63);
+  }
+  cls.non_ascii = non_ascii;
+  const TokenTrie::ClassRuns* runs = nullptr;
+  {
+    py::gil_scoped_release release;
+    runs = v.trie().RunsInside(cls);
+  }
+  if (runs == nullptr) return py::none();
+  return py::make_tuple(runs->runs, runs->min_lcp, runs->max_chars);
 }
 
 py::tuple WalkFilter(const Vocab& v, const std::vector<std::string>& texts) {
@@ -72,7 +93,10 @@ void BindVocab(py::module_& m) {
              if (pos >= t.size()) throw py::value_error("trie position out of range");
              return t.NextDiverging(pos, depth);
            })
-      .def("trie_walk_prefix_filter", &WalkFilter, py::arg("texts"));
+      .def("trie_walk_prefix_filter", &WalkFilter, py::arg("texts"))
+      .def("trie_runs_inside", &RunsInside, py::arg("ascii"), py::arg("non_ascii"))
+      .def("trie_class_runs_pending",
+           [](const Vocab& v) { return TrieNoGil(v).PendingClassRuns(); });
   m.def("_vocab_from_llama", &VocabFromLlama, py::arg("vocab"), py::arg("n_tokens"),
         py::arg("token_to_piece"), py::arg("get_attr"), py::arg("is_eog"),
         py::arg("special_attrs"));

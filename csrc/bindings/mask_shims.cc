@@ -54,6 +54,7 @@ py::dict MaskLimitsDict() {
   d["max_walk_configs"] = detail::ConfigWalker::kMaxConfigs;
   d["max_walk_scopes"] = detail::ConfigWalker::kMaxScopes;
   d["max_classify_chunks"] = detail::ClassifyJob::kMaxChunks;
+  d["max_class_runs"] = TokenTrie::kMaxClassRuns;
   d["min_chunk_positions"] = detail::ClassifyJob::kMinChunkPositions;
   d["mask_file_version"] = detail::kMaskFileVersion;
   d["background_nice"] = detail::BackgroundPool::kBackgroundNice;

@@ -1,6 +1,7 @@
 #include "mask/background.h"
 
 #include <algorithm>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/resource.h>
@@ -55,6 +56,14 @@ void BackgroundPool::AddPlan(const std::shared_ptr<BackgroundPlan>& plan) {
   cv_.notify_one();
 }
 
+void BackgroundPool::AddTask(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
 size_t BackgroundPool::plans() const {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t n = 0;
@@ -66,14 +75,20 @@ void BackgroundPool::WorkerLoop() {
   LowerPriority();
   for (;;) {
     std::shared_ptr<ClassifyJob> job;
+    std::function<void()> task;
     std::shared_ptr<BackgroundPlan> plan;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [&] { return stop_ || !urgent_.empty() || !plans_.empty(); });
+      cv_.wait(lock, [&] {
+        return stop_ || !urgent_.empty() || !tasks_.empty() || !plans_.empty();
+      });
       if (stop_) return;
       if (!urgent_.empty()) {
         job = urgent_.front().lock();
         urgent_.pop_front();
+      } else if (!tasks_.empty()) {
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
       } else {
         plan = plans_.back().lock();
         if (!plan) plans_.pop_back();
@@ -81,6 +96,8 @@ void BackgroundPool::WorkerLoop() {
     }
     if (job) {
       job->Help();
+    } else if (task) {
+      task();
     } else if (plan && !plan->RunOne()) {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = std::find_if(plans_.begin(), plans_.end(),

@@ -1,6 +1,7 @@
 // The background workers of the mask cache: threads that use idle cores to classify automaton
 // states before a matcher needs them (each compiled grammar's precompute plan) and to help with
-// the chunks of a classification someone is waiting for. Process-wide, started on first use,
+// the chunks of a classification someone is waiting for, and to build what classifications of
+// every grammar share. Process-wide, started on first use,
 // hardware_concurrency() - 1 threads (at least one) at a lower scheduling priority (nice
 // kBackgroundNice on Linux), so that they take cores the caller's own work leaves idle.
 // A plan or a job is held by weak reference: dropping the grammar ends its work.
@@ -9,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -42,6 +44,10 @@ class BackgroundPool {
   void Help(const std::shared_ptr<ClassifyJob>& job);
   // Workers run the plan (newest plans first) until it is over or dropped.
   void AddPlan(const std::shared_ptr<BackgroundPlan>& plan);
+  // A short piece of work that serves every grammar (a vocabulary's list of the tokens of a
+  // byte class), run once, after the jobs being waited for and before any plan. `task` owns
+  // what it uses.
+  void AddTask(std::function<void()> task);
   // Plans queued or running (tests).
   size_t plans() const;
 
@@ -51,6 +57,7 @@ class BackgroundPool {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::weak_ptr<ClassifyJob>> urgent_;
+  std::deque<std::function<void()>> tasks_;
   std::vector<std::weak_ptr<BackgroundPlan>> plans_;
   std::vector<std::thread> threads_;
   bool stop_ = false;

@@ -179,7 +179,7 @@ LoopBytes LoopFinder::FindChain(ConfigWalker& walker, uint32_t level, const int3
       out.non_ascii = MultiByteTaken(walker, level, chain_path_, from,
                                      [&](int32_t c) { return c == to; });
     }
-    if (to == from) {
+    if (SameShape(walker, to, from)) {
       // The count is over and the bytes loop from here on: no budget (any longer string of
       // them is taken too).
       out.budget = LoopBytes::kUnbounded;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "mask/background.h"
+#include "support/bits.h"
 #include "support/utf8.h"
 
 namespace gbnf::detail {
@@ -27,6 +29,12 @@ inline int64_t TailTaken(const LoopBytes& loops, const char* p, const char* end)
     if (utf8 == kUtf8Invalid) return -1;
   }
   return chars;
+}
+
+// The lowest ASCII byte the loop bytes take; requires one.
+inline uint8_t LowestByte(const LoopBytes& loops) {
+  return loops.ascii[0] != 0 ? static_cast<uint8_t>(CountTrailingZeros(loops.ascii[0]))
+                             : static_cast<uint8_t>(64 + CountTrailingZeros(loops.ascii[1]));
 }
 
 // Every byte the tokens below `pos` add is one the loop bytes take, whatever the budget.
@@ -77,6 +85,67 @@ size_t LoopWalk::TryCover(const Cover& cover, size_t pos, size_t to) {
   return pos + 1;
 }
 
+LoopWalk::Skip LoopWalk::SkipInside(Cover* cover, size_t pos, size_t to) {
+  const TokenTrie::ClassRuns& inside = *cover->inside;
+  size_t& r = cover->next_run;
+  while (r < inside.runs.size() && inside.runs[r].second <= pos) ++r;
+  if (r == inside.runs.size() || inside.runs[r].first > pos) return {pos, 0};
+  // A bounded repetition takes the run only when no token of it is too long (else TryCover).
+  if (cover->loops.budget != LoopBytes::kUnbounded &&
+      (inside.max_chars[r] >= kSaturatedChars || inside.max_chars[r] > cover->char_limit)) {
+    return {pos, 0};
+  }
+  const size_t end = std::min<size_t>({inside.runs[r].second, cover->end, to});
+  Accept(pos, end);
+  // The positions jumped over lie in the run and in the cover's subtree: their lcps are at
+  // least the run's smallest and at least the root's length.
+  return {end, std::max(inside.min_lcp[r], cover->depth)};
+}
+
+const TokenTrie::ClassRuns* LoopWalk::InsideOf(const LoopBytes& loops) {
+  if (PopCount(loops.ascii[0]) + PopCount(loops.ascii[1]) < kMinInsideBytes) return nullptr;
+  TokenTrie::ByteClass cls;
+  cls.ascii[0] = loops.ascii[0];
+  cls.ascii[1] = loops.ascii[1];
+  cls.non_ascii = loops.non_ascii;
+  for (const auto& [seen, runs] : inside_) {
+    if (seen == cls) return runs;
+  }
+  bool first = false;
+  const TokenTrie::ClassRuns* runs = trie_.FindRunsInside(cls, &first);
+  if (first) {
+    // Built by a background worker (1-2 ms on 128k-262k tokens): this walk and those before
+    // the runs are there go without.
+    BackgroundPool::Shared().AddTask(
+        [vocab = trie_.vocab().shared_from_this(), cls] { vocab->trie().RunsInside(cls); });
+  }
+  inside_.emplace_back(cls, runs);
+  return runs;
+}
+
+void LoopWalk::PushCover(Cover cover, size_t pos, bool root_taken) {
+  // A root with bytes outside the class (" " before an identifier's loop) leaves no token below
+  // it in the class: its tails are scanned instead (TryCover).
+  if (root_taken || TailTaken(cover.loops, trie_.bytes(pos).data(),
+                              trie_.bytes(pos).data() + trie_.bytes(pos).size()) >= 0) {
+    cover.inside = InsideOf(cover.loops);
+  }
+  if (cover.inside != nullptr) {
+    const auto& runs = cover.inside->runs;
+    // The enclosing cover of the same class has passed the runs before its position already.
+    const size_t first = !covers_.empty() && covers_.back().inside == cover.inside
+                             ? covers_.back().next_run
+                             : 0;
+    cover.next_run = static_cast<size_t>(
+        std::partition_point(runs.begin() + static_cast<std::ptrdiff_t>(first), runs.end(),
+                             [pos](const std::pair<uint32_t, uint32_t>& run) {
+                               return run.second <= pos;
+                             }) -
+        runs.begin());
+  }
+  covers_.push_back(cover);
+}
+
 // Accepts `pos` and the positions in (pos, end) with at most `limit` characters; a longer
 // position's subtree is all longer (TokenTrie I3) and is jumped over.
 void LoopWalk::AcceptShort(size_t pos, size_t end, uint64_t limit) {
@@ -123,24 +192,64 @@ size_t LoopWalk::AfterTaken(size_t pos, size_t to) {
         AcceptShort(pos, end, char_limit);
         return end;
       }
-      covers_.push_back({end, depth, *known, refuses_longer, char_limit});
+      PushCover({end, depth, *known, refuses_longer, char_limit}, pos, false);
     }
   }
   Accept(pos, pos + 1);
   return pos + 1;
 }
 
+// A state inside a loop (a string body, a comment) takes every token made of its loop bytes:
+// with the trie's runs of that class, the walk jumps over them from the start and walks only
+// the others (in a JSON string body, the few thousand tokens with a quote, a backslash or a
+// control byte of 128k-262k).
+void LoopWalk::CoverTheStart(size_t from, size_t to) {
+  // (A class of kMinInsideBytes bytes has a wide edge: narrower ones are not searched.)
+  if (to - from <= kMinFind || walker_.config_at(0) < 0 ||
+      walker_.WidestByteRange(walker_.config_at(0)) < kMinInsideBytes / 2) {
+    return;
+  }
+  const LoopBytes loops = loops_.At(walker_, 0);
+  if (!loops.any() || InsideOf(loops) == nullptr) return;
+  // The loop bytes may be a first character's, with more bytes looping after it (an identifier
+  // after the letters that start no keyword): the cover would walk every token with those
+  // (they are not in the class) where the walk from the first character jumps over them.
+  const auto first = static_cast<char>(LowestByte(loops));
+  if (walker_.Extend(0, std::string_view(&first, 1)) != 1) return;
+  const LoopBytes after = loops_.At(walker_, 1);
+  const bool counted_on = loops.budget != LoopBytes::kUnbounded && after.budget + 1 == loops.budget;
+  if (after.ascii[0] != loops.ascii[0] || after.ascii[1] != loops.ascii[1] ||
+      after.non_ascii != loops.non_ascii || (after.budget != loops.budget && !counted_on)) {
+    return;
+  }
+  // (Refusing the longer strings of a count is left to the walk.)
+  PushCover({to, 0, loops, false, loops.budget}, from, true);
+}
+
 // The walker holds a prefix of the last token it walked; `bound` is the longest common prefix of
 // that token and the one at `pos` (TokenTrie I2: the smallest lcp since), so the walk keeps
-// min(held, bound) bytes. Positions jumped over, covered or refused, have lcps no smaller.
+// min(held, bound) bytes. Positions jumped over, covered or refused, have lcps no smaller;
+// a run of a class list lowers `bound` to its smallest lcp (SkipInside).
 std::pair<size_t, size_t> LoopWalk::Run(size_t from, size_t to) {
   uint32_t held = 0;
   uint32_t bound = 0;
+  CoverTheStart(from, to);
   for (size_t pos = from; pos < to;) {
     if (pos != from) bound = std::min(bound, trie_.lcp(pos));
     while (!covers_.empty() && pos >= covers_.back().end) covers_.pop_back();
     if (!covers_.empty()) {
-      const size_t next = TryCover(covers_.back(), pos, to);
+      Cover& cover = covers_.back();
+      size_t next = pos;
+      if (cover.inside != nullptr) {
+        const Skip skip = SkipInside(&cover, pos, to);
+        next = skip.next;
+        if (next != pos) bound = std::min(bound, skip.lcp);
+      }
+      // (A loop's class list holds every token the cover takes; a count's may leave some.)
+      if (next == pos && (cover.inside == nullptr ||
+                          cover.loops.budget != LoopBytes::kUnbounded)) {
+        next = TryCover(cover, pos, to);
+      }
       if (next != pos) {
         pos = next;
         continue;

@@ -11,6 +11,12 @@
 //     from its bytes alone (a scan, no parser step), with its own subtree when that is made of
 //     looping bytes too; only the others are walked (inside a string body: the tokens holding a
 //     quote, a backslash, a control byte or broken UTF-8).
+// Where the loop bytes are a wide class (a string body's, a comment's, an identifier's), the
+// vocabulary's list of the tokens made only of that class (TokenTrie::RunsInside, built once
+// per vocabulary and class by a background worker) replaces the scans: a cover whose root is
+// in the class accepts those tokens run by run and walks only the others, and a state that
+// loops itself is one cover from the start (in a JSON string body, a few thousand tokens of
+// 128k-262k are walked).
 // Accepted and dependent positions are kept as runs (a jump is one run); the result is the
 // reference walk's, position for position.
 #pragma once
@@ -35,6 +41,10 @@ class LoopWalk {
   // configuration takes kMinChainBytes bytes or more (a literal).
   static constexpr size_t kMinJump = 4;
   static constexpr size_t kMinFind = 256;
+  // Loops of fewer ASCII bytes (digits, whitespace) hold few tokens, whose subtrees the jumps
+  // find: the trie's runs of their class (one pass over the vocabulary's bytes, once) would
+  // not pay.
+  static constexpr int kMinInsideBytes = 32;
 
   // Appends to `accepted` and `dependent` (position runs: state_mask.h).
   LoopWalk(ConfigWalker& walker, const TokenTrie& trie, PositionRuns* accepted,
@@ -53,10 +63,32 @@ class LoopWalk {
     // root: such tokens are rejected without a walk.
     bool refuses_longer;
     uint64_t char_limit;  // characters of the root plus the budget
+    // For loops (no budget), the trie's positions made only of loop bytes, when the trie keeps
+    // that class: each is taken whole from anywhere in the cover, so runs of them are accepted
+    // without a look at their bytes. next_run: the first run that may end after the position.
+    const TokenTrie::ClassRuns* inside = nullptr;
+    size_t next_run = 0;
   };
   // A covered token at `pos` (with its subtree when that is covered too) is accepted; returns
   // the next position, or `pos` when the token is not covered.
   size_t TryCover(const Cover& cover, size_t pos, size_t to);
+  // With cover.inside: accepts the rest of the run of loop-byte positions that `pos` is in;
+  // returns the next position (`pos` when it is in no run: walked) and a lower bound of the
+  // lcps jumped over (what the walk may keep of the prefix it holds).
+  struct Skip {
+    size_t next;
+    uint32_t lcp;
+  };
+  Skip SkipInside(Cover* cover, size_t pos, size_t to);
+  // The trie's runs of the class of `loops` (a loop, no budget), or null.
+  const TokenTrie::ClassRuns* InsideOf(const LoopBytes& loops);
+  // Pushes `cover` (its subtree starts after `pos`, its root), with the trie's runs of its loop
+  // bytes when the root's bytes are in the class too (or there is no root: root_taken), so
+  // that a token below is in the class exactly when its tail is.
+  void PushCover(Cover cover, size_t pos, bool root_taken);
+  // A cover of the whole range [from, to) when the state itself loops (depth 0) and the trie
+  // keeps the runs of its loop bytes.
+  void CoverTheStart(size_t from, size_t to);
   // After the walker took the whole token at `pos`: jumps its subtree, or makes it a cover;
   // returns the next position.
   size_t AfterTaken(size_t pos, size_t to);
@@ -79,6 +111,8 @@ class LoopWalk {
   PositionRuns* dependent_;
   LoopFinder loops_;
   std::vector<Cover> covers_;  // nested: each inside the one before
+  // The classes looked up in the trie during this walk (RunsInside takes a lock).
+  std::vector<std::pair<TokenTrie::ByteClass, const TokenTrie::ClassRuns*>> inside_;
   size_t num_accepted_ = 0;
   size_t num_dependent_ = 0;
 };

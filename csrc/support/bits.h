@@ -72,6 +72,10 @@ inline int PopCount(uint32_t x) {
 #endif
 }
 
+inline int PopCount(uint64_t x) {
+  return PopCount(static_cast<uint32_t>(x)) + PopCount(static_cast<uint32_t>(x >> 32));
+}
+
 // Index of the lowest set bit; x must not be 0.
 inline int CountTrailingZeros(uint32_t x) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -81,6 +85,11 @@ inline int CountTrailingZeros(uint32_t x) {
   for (; (x & 1u) == 0; x >>= 1) ++n;
   return n;
 #endif
+}
+
+inline int CountTrailingZeros(uint64_t x) {
+  const auto low = static_cast<uint32_t>(x);
+  return low != 0 ? CountTrailingZeros(low) : 32 + CountTrailingZeros(static_cast<uint32_t>(x >> 32));
 }
 
 }  // namespace gbnf::detail

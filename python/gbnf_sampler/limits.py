@@ -36,6 +36,9 @@ _MASK = _core.MASK_LIMITS
 MAX_SHARED_KEY_STATES: int = _MASK["max_key_states"]
 MAX_WALK_CONFIGS: int = _MASK["max_walk_configs"]
 MAX_CLASSIFY_CHUNKS: int = _MASK["max_classify_chunks"]
+# Byte classes (loops of 32+ ASCII bytes: string bodies, comments) whose tokens a vocabulary's
+# trie lists for the classification walk; further classes are walked without such a list.
+MAX_CLASS_RUNS: int = _MASK["max_class_runs"]
 MASK_FILE_VERSION: int = _MASK["mask_file_version"]
 # Serving-engine adapters (gbnf_sampler.engines): request specs -> converted grammars, per engine.
 ENGINE_GRAMMAR_CACHE_ENTRIES = 256
@@ -244,6 +247,12 @@ LIMITS: tuple[Limit, ...] = (
         MAX_CLASSIFY_CHUNKS,
         "",
         "`gs.limits.MAX_CLASSIFY_CHUNKS`",
+    ),
+    Limit(
+        "loop classes whose tokens a vocabulary lists for first masks (kept with its trie)",
+        MAX_CLASS_RUNS,
+        "",
+        "`gs.limits.MAX_CLASS_RUNS` (further classes: their tokens are scanned)",
     ),
     Limit(
         "JSON Schema document nesting",
@@ -466,6 +475,7 @@ __all__ = [
     "MAX_AUTOMATON_SIZE",
     "MAX_CACHE_ENTRIES",
     "MAX_CLASSIFY_CHUNKS",
+    "MAX_CLASS_RUNS",
     "MAX_DEPENDENCIES",
     "MAX_DFA_STATES",
     "MAX_ENUMERATED_MULTIPLES",

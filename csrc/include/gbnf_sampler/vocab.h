@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gbnf {
@@ -26,7 +27,8 @@ class VocabError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-class Vocab {
+// Owned by std::shared_ptr (Create): work it hands to other threads keeps it alive.
+class Vocab : public std::enable_shared_from_this<Vocab> {
  public:
   // tokens[id] is the exact byte string of token `id` (any bytes: partial UTF-8, NUL, empty).
   // eos_ids: the end-of-generation tokens; special_ids: control tokens never produced as text.
@@ -199,6 +201,43 @@ class TokenTrie {
   // size().
   size_t NextDiverging(size_t pos, uint32_t depth) const;
 
+  // Bytes that a parser configuration takes in any order and number (the loops of
+  // mask/loop_bytes.h): ASCII bytes by bit (bit b & 63 of ascii[b >> 6]), and either every
+  // valid multi-byte character or none.
+  struct ByteClass {
+    uint64_t ascii[2] = {0, 0};
+    bool non_ascii = false;
+    bool operator==(const ByteClass& o) const {
+      return ascii[0] == o.ascii[0] && ascii[1] == o.ascii[1] && non_ascii == o.non_ascii;
+    }
+  };
+  // The positions whose bytes all lie in one class (its ASCII bytes; the others, when
+  // non_ascii, valid UTF-8 whose last character may be cut short), as ascending disjoint runs
+  // [first, second), with per run the smallest lcp of its positions after its first (what a
+  // walk that jumps over part of a run may keep of the prefix it holds) and the most characters
+  // of its positions (chars(), 255 for 255 or more: what a bounded repetition must allow).
+  struct ClassRuns {
+    std::vector<std::pair<uint32_t, uint32_t>> runs;
+    std::vector<uint32_t> min_lcp;  // UINT32_MAX for a run of one position
+    std::vector<uint8_t> max_chars;
+    size_t MemoryBytes() const {
+      return runs.capacity() * sizeof(runs[0]) + min_lcp.capacity() * sizeof(uint32_t) +
+             max_chars.capacity();
+    }
+  };
+  // The classes whose runs a trie keeps (a few KiB to a few hundred KiB each): a grammar's
+  // string bodies, comments and identifiers use a handful.
+  static constexpr size_t kMaxClassRuns = 16;
+  // The runs of `cls` when they are built, else null. The first call for a class (while fewer
+  // than kMaxClassRuns are known) sets *first: its caller has them built (RunsInside), there
+  // or on another thread. Thread-safe; never blocks on a build.
+  const ClassRuns* FindRunsInside(const ByteClass& cls, bool* first) const;
+  // The runs of `cls`, built now if need be (one pass over the trie's bytes, outside the lock)
+  // and kept as long as the trie. Null once kMaxClassRuns other classes are known.
+  const ClassRuns* RunsInside(const ByteClass& cls) const;
+  // Classes asked for (FindRunsInside) whose runs are not built yet (tests).
+  size_t PendingClassRuns() const;
+
  private:
   void SummarizeSubtrees();
 
@@ -216,6 +255,8 @@ class TokenTrie {
   std::vector<uint8_t> byte_flags_;
   std::vector<uint8_t> below_chars_;
   std::vector<uint8_t> chars_;
+  mutable std::mutex class_runs_mutex_;
+  mutable std::vector<std::pair<ByteClass, std::unique_ptr<const ClassRuns>>> class_runs_;
 };
 
 // ---------------------------------------------------------------------------------------------

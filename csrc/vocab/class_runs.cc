@@ -1,0 +1,141 @@
+// TokenTrie::RunsInside: the trie positions whose bytes all lie in one byte class, kept per class.
+#include <algorithm>
+#include <cstdint>
+
+#include "gbnf_sampler/vocab.h"
+#include "support/utf8.h"
+
+namespace gbnf {
+namespace {
+
+constexpr int kStates = detail::kUtf8Invalid + 1;
+
+// The walk's step over one byte: the UTF-8 DFA's, with the class's bytes (ASCII between
+// characters only, since ASCII inside a multi-byte character is invalid UTF-8).
+struct ClassDfa {
+  detail::Utf8State next[kStates][256];
+  explicit ClassDfa(const TokenTrie::ByteClass& cls) {
+    for (int s = 0; s < kStates; ++s) {
+      for (int b = 0; b < 256; ++b) {
+        const auto state = static_cast<detail::Utf8State>(s);
+        const auto byte = static_cast<uint8_t>(b);
+        detail::Utf8State to = detail::kUtf8Invalid;
+        if (byte < 0x80) {
+          if (state == detail::kUtf8Start && ((cls.ascii[byte >> 6] >> (byte & 63)) & 1) != 0) {
+            to = detail::kUtf8Start;
+          }
+        } else if (cls.non_ascii && state != detail::kUtf8Invalid) {
+          to = detail::Utf8Next(state, byte);
+        }
+        next[s][b] = to;
+      }
+    }
+  }
+};
+
+// The bytes every token below p adds (TokenTrie::below_ascii, byte_flags) are the class's.
+bool SubtreeInside(const TokenTrie& trie, const TokenTrie::ByteClass& cls, size_t p) {
+  const uint64_t* below = trie.below_ascii() + 2 * p;
+  const uint8_t refused = cls.non_ascii ? TokenTrie::kBelowInvalidUtf8 : TokenTrie::kBelowNonAscii;
+  return ((below[0] & ~cls.ascii[0]) | (below[1] & ~cls.ascii[1])) == 0 &&
+         (trie.byte_flags()[p] & refused) == 0;
+}
+
+// One pass in trie order. The state after each depth of the previous token is kept, so a shared
+// prefix (lcp) is read once, and a token that shares a refused prefix is refused unread.
+TokenTrie::ClassRuns BuildClassRuns(const TokenTrie& trie, const TokenTrie::ByteClass& cls) {
+  using detail::Utf8State;
+  const ClassDfa dfa(cls);
+  TokenTrie::ClassRuns out;
+  // after[d]: the state after the first d bytes of the last token read (valid below refused_at,
+  // the depth at which it was refused: its first refused byte plus one).
+  std::vector<Utf8State> after(trie.vocab().max_token_length() + 1, detail::kUtf8Start);
+  uint32_t refused_at = UINT32_MAX;
+  for (size_t p = 0; p < trie.size(); ++p) {
+    const uint32_t lcp = trie.lcp(p);
+    if (lcp >= refused_at) continue;  // starts with the refused prefix
+    refused_at = UINT32_MAX;
+    const std::string_view bytes = trie.bytes(p);
+    Utf8State state = after[lcp];
+    for (size_t d = lcp; d < bytes.size(); ++d) {
+      state = dfa.next[state][static_cast<uint8_t>(bytes[d])];
+      if (state == detail::kUtf8Invalid) {
+        refused_at = static_cast<uint32_t>(d + 1);
+        break;
+      }
+      after[d + 1] = state;
+    }
+    if (state == detail::kUtf8Invalid) continue;
+    // Every token below p in the class too: the subtree is one run (its lcps are >= len(p)).
+    size_t end = p + 1;
+    if (state == detail::kUtf8Start && trie.subtree_end(p) > end &&
+        SubtreeInside(trie, cls, p)) {
+      end = trie.subtree_end(p);
+    }
+    const auto pos = static_cast<uint32_t>(p);
+    const uint32_t inner_lcp = end > p + 1 ? static_cast<uint32_t>(bytes.size()) : UINT32_MAX;
+    const auto chars = static_cast<uint8_t>(std::min<uint32_t>(
+        255, trie.chars()[p] + (end > p + 1 ? uint32_t{trie.below_chars()[p]} : 0)));
+    if (!out.runs.empty() && out.runs.back().second == pos) {
+      out.runs.back().second = static_cast<uint32_t>(end);
+      out.min_lcp.back() = std::min({out.min_lcp.back(), lcp, inner_lcp});
+      out.max_chars.back() = std::max(out.max_chars.back(), chars);
+    } else {
+      out.runs.emplace_back(pos, static_cast<uint32_t>(end));
+      out.min_lcp.push_back(inner_lcp);
+      out.max_chars.push_back(chars);
+    }
+    p = end - 1;
+  }
+  out.runs.shrink_to_fit();
+  out.min_lcp.shrink_to_fit();
+  out.max_chars.shrink_to_fit();
+  return out;
+}
+
+}  // namespace
+
+const TokenTrie::ClassRuns* TokenTrie::FindRunsInside(const ByteClass& cls, bool* first) const {
+  std::lock_guard<std::mutex> lock(class_runs_mutex_);
+  *first = false;
+  for (const auto& [known, runs] : class_runs_) {
+    if (known == cls) return runs.get();  // null while being built
+  }
+  if (class_runs_.size() < kMaxClassRuns) {
+    class_runs_.emplace_back(cls, nullptr);
+    *first = true;
+  }
+  return nullptr;
+}
+
+const TokenTrie::ClassRuns* TokenTrie::RunsInside(const ByteClass& cls) const {
+  {
+    std::lock_guard<std::mutex> lock(class_runs_mutex_);
+    bool known = false;
+    for (const auto& [seen, runs] : class_runs_) {
+      if (!(seen == cls)) continue;
+      if (runs != nullptr) return runs.get();
+      known = true;
+    }
+    if (!known && class_runs_.size() >= kMaxClassRuns) return nullptr;
+  }
+  auto built = std::make_unique<const ClassRuns>(BuildClassRuns(*this, cls));
+  std::lock_guard<std::mutex> lock(class_runs_mutex_);
+  for (auto& [seen, runs] : class_runs_) {
+    if (!(seen == cls)) continue;
+    if (runs == nullptr) runs = std::move(built);  // else another thread built them first
+    return runs.get();
+  }
+  if (class_runs_.size() >= kMaxClassRuns) return nullptr;
+  class_runs_.emplace_back(cls, std::move(built));
+  return class_runs_.back().second.get();
+}
+
+size_t TokenTrie::PendingClassRuns() const {
+  std::lock_guard<std::mutex> lock(class_runs_mutex_);
+  size_t n = 0;
+  for (const auto& entry : class_runs_) n += entry.second == nullptr ? 1 : 0;
+  return n;
+}
+
+}  // namespace gbnf
