@@ -270,10 +270,22 @@ def test_runs_inside_count_characters_up_to_255() -> None:
     assert v._native.trie_runs_inside(b"a", True) == ([(0, 3)], [0], [255])
 
 
+def json_string_class(del_too: bool) -> bytes:
+    return bytes(b for b in range(0x20, 0x80 if del_too else 0x7F) if b not in b'"\\')
+
+
 def test_runs_inside_keeps_a_bounded_number_of_classes() -> None:
-    v = gs.Vocab([b"a", b"b", b"ab"], [])
+    v = gs.Vocab([b"a", b"b", b"ab", b'"a"'], [])
     letters = b"abcdefghijklmnopqrstuvwxyz"
-    kept = [v._native.trie_runs_inside(letters[: i + 1], False) for i in range(16)]
+    # Two are taken with the trie: the string bodies of JSON, with and without DEL.
+    free = gs.limits.MAX_CLASS_RUNS - 2
+    kept = [v._native.trie_runs_inside(letters[: i + 1], False) for i in range(free)]
     assert all(k is not None for k in kept)
-    assert v._native.trie_runs_inside(b"xyz", False) is None  # a 17th class
+    assert v._native.trie_runs_inside(b"xyz", False) is None  # one class too many
     assert v._native.trie_runs_inside(b"a", False) == kept[0]  # the kept ones still answer
+    for del_too in (False, True):
+        assert v._native.trie_runs_inside(json_string_class(del_too), True) == (
+            [(1, 4)],
+            [0],
+            [2],
+        )

@@ -11,12 +11,12 @@
 //     from its bytes alone (a scan, no parser step), with its own subtree when that is made of
 //     looping bytes too; only the others are walked (inside a string body: the tokens holding a
 //     quote, a backslash, a control byte or broken UTF-8).
-// Where the loop bytes are a wide class (a string body's, a comment's, an identifier's), the
-// vocabulary's list of the tokens made only of that class (TokenTrie::RunsInside, built once
-// per vocabulary and class by a background worker) replaces the scans: a cover whose root is
-// in the class accepts those tokens run by run and walks only the others, and a state that
-// loops itself is one cover from the start (in a JSON string body, a few thousand tokens of
-// 128k-262k are walked).
+// Where the loop bytes are a wide class with the space (a string body's, a comment's), the
+// vocabulary's list of the tokens made only of that class (TokenTrie::RunsInside: JSON's string
+// bodies listed with the trie, other classes once per vocabulary by a background worker)
+// replaces the scans: a cover whose root is in the class accepts those tokens run by run and
+// walks only the others, and a state that loops itself is one cover from the start (in a JSON
+// string body, a few thousand tokens of 128k-262k are walked).
 // Accepted and dependent positions are kept as runs (a jump is one run); the result is the
 // reference walk's, position for position.
 #pragma once

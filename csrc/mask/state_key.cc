@@ -20,6 +20,9 @@ struct KeyNumbers {
   std::vector<RuleId> rules_met;
   std::vector<uint32_t> distance;  // bytes from the key's state (kUnnumbered: not reached)
   std::vector<StateId> reached;
+  std::vector<StateId> queue;  // the states numbered, in order
+  std::deque<StateId> work;
+  std::vector<uint32_t> code;  // the key being written (copied out at its exact size)
 };
 
 class KeyWriter {
@@ -57,6 +60,7 @@ class KeyWriter {
       unbuilt_ = false;
       if (!MeasureDistances(start) || !Write(start, max_states_, true)) return false;
     }
+    out_->code.assign(numbers_.code.begin(), numbers_.code.end());
     uint64_t h = 0xCBF29CE484222325ull;
     for (uint32_t v : out_->code) h = (h ^ v) * 0x100000001B3ull;
     out_->hash = h ^ (out_->code.size() << 1);
@@ -68,14 +72,14 @@ class KeyWriter {
   static constexpr uint32_t kFar = 3;       // after the final kinds 0, 1, 2
 
   bool Write(StateId start, size_t max_states, bool cut) {
-    out_->code.assign(1, cut ? 1 : 0);
+    numbers_.code.assign(1, cut ? 1 : 0);
     Number(start);
     for (size_t i = 0; i < queue_.size(); ++i) {
       if (queue_.size() > max_states) return false;
       if (!cut || numbers_.distance[queue_[i]] <= near_) {
         if (!Emit(queue_[i])) return false;
       } else {
-        out_->code.push_back(kFar);
+        numbers_.code.push_back(kFar);
       }
     }
     return true;
@@ -109,7 +113,7 @@ class KeyWriter {
   // Shortest distances in bytes from `start` (byte edges cost 1, calls and resumptions 0), up to
   // near_: a state further away is reached but not followed.
   bool MeasureDistances(StateId start) {
-    std::deque<StateId>& work = work_;
+    std::deque<StateId>& work = numbers_.work;
     work.clear();
     auto reach = [&](StateId s, uint32_t d, bool front) {
       if (s >= numbers_.distance.size()) Fit(s);
@@ -166,15 +170,15 @@ class KeyWriter {
       n = static_cast<uint32_t>(numbers_.rules_met.size());
       numbers_.rules_met.push_back(r);
     }
-    out_->code.push_back(n);
+    numbers_.code.push_back(n);
     if (!fresh) return true;
-    out_->code.push_back(Number(a_.RuleStart(r)));
-    out_->code.push_back(a_.RuleNullable(r) ? 1 : 0);
+    numbers_.code.push_back(Number(a_.RuleStart(r)));
+    numbers_.code.push_back(a_.RuleNullable(r) ? 1 : 0);
     return true;
   }
 
   bool Emit(StateId s) {
-    std::vector<uint32_t>& code = out_->code;
+    std::vector<uint32_t>& code = numbers_.code;
     code.push_back(a_.IsPureFinal(s) ? 2 : a_.IsFinal(s) ? 1 : 0);
     code.push_back(static_cast<uint32_t>(a_.ByteEdges(s).size()));
     for (const ByteEdge& e : a_.ByteEdges(s)) {
@@ -194,8 +198,7 @@ class KeyWriter {
   uint32_t near_;  // states further than this many bytes are written as kFar
   StateKey* out_;
   KeyNumbers& numbers_;
-  std::vector<StateId> queue_;
-  std::deque<StateId> work_;
+  std::vector<StateId>& queue_ = numbers_.queue;
   bool unbuilt_ = false;  // the last try met a rule not built yet
 };
 

@@ -89,7 +89,8 @@ inline int CountTrailingZeros(uint32_t x) {
 
 inline int CountTrailingZeros(uint64_t x) {
   const auto low = static_cast<uint32_t>(x);
-  return low != 0 ? CountTrailingZeros(low) : 32 + CountTrailingZeros(static_cast<uint32_t>(x >> 32));
+  return low != 0 ? CountTrailingZeros(low)
+                  : 32 + CountTrailingZeros(static_cast<uint32_t>(x >> 32));
 }
 
 }  // namespace gbnf::detail

@@ -1,6 +1,11 @@
 // TokenTrie::RunsInside: the trie positions whose bytes all lie in one byte class, kept per class.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gbnf_sampler/vocab.h"
 #include "support/utf8.h"
@@ -129,6 +134,21 @@ const TokenTrie::ClassRuns* TokenTrie::RunsInside(const ByteClass& cls) const {
   if (class_runs_.size() >= kMaxClassRuns) return nullptr;
   class_runs_.emplace_back(cls, std::move(built));
   return class_runs_.back().second.get();
+}
+
+void TokenTrie::ListJsonStringClasses() const {
+  // A JSON string body loops over every character but '"', '\\' and the control bytes: with
+  // and without DEL (json.gbnf leaves it out, the JSON Schema conversion keeps it), and every
+  // multi-byte character. Listed with the trie (0.1-0.3 ms), so that the first string of a
+  // first grammar finds them.
+  for (const bool del : {false, true}) {
+    ByteClass cls;
+    for (uint32_t b = 0x20; b < (del ? 0x80u : 0x7Fu); ++b) {
+      if (b != '"' && b != '\\') cls.ascii[b >> 6] |= uint64_t{1} << (b & 63);
+    }
+    cls.non_ascii = true;
+    RunsInside(cls);
+  }
 }
 
 size_t TokenTrie::PendingClassRuns() const {

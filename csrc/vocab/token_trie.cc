@@ -101,6 +101,7 @@ TokenTrie::TokenTrie(const Vocab& vocab) : vocab_(&vocab) {
     subtree_end_.push_back(static_cast<uint32_t>(NextDiverging(p, len)));
   }
   SummarizeSubtrees();
+  ListJsonStringClasses();
 }
 
 // Bottom up (a position's subtree lies after it): each position's summary is the union over its

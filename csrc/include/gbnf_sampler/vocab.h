@@ -240,6 +240,8 @@ class TokenTrie {
 
  private:
   void SummarizeSubtrees();
+  // Builds the runs of the classes of JSON string bodies (the constructor's last step).
+  void ListJsonStringClasses() const;
 
   const Vocab* vocab_;
   std::vector<TokenId> ids_;
