@@ -1,9 +1,9 @@
 // The background workers of the mask cache: threads that use idle cores to classify automaton
-// states before a matcher needs them (each compiled grammar's precompute plan) and to help with
-// the chunks of a classification someone is waiting for, and to build what classifications of
-// every grammar share. Process-wide, started on first use,
-// hardware_concurrency() - 1 threads (at least one) at a lower scheduling priority (nice
-// kBackgroundNice on Linux), so that they take cores the caller's own work leaves idle.
+// states before a matcher needs them (each compiled grammar's precompute plan), to help with the
+// chunks of a classification someone is waiting for, and to build what the classifications of
+// every grammar share. Process-wide, started on first use, hardware_concurrency() - 1 threads
+// (at least one) at a lower scheduling priority (nice kBackgroundNice on Linux), so that they
+// take cores the caller's own work leaves idle.
 // A plan or a job is held by weak reference: dropping the grammar ends its work.
 #pragma once
 

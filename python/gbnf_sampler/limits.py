@@ -36,8 +36,8 @@ _MASK = _core.MASK_LIMITS
 MAX_SHARED_KEY_STATES: int = _MASK["max_key_states"]
 MAX_WALK_CONFIGS: int = _MASK["max_walk_configs"]
 MAX_CLASSIFY_CHUNKS: int = _MASK["max_classify_chunks"]
-# Byte classes (loops of 32+ ASCII bytes: string bodies, comments) whose tokens a vocabulary's
-# trie lists for the classification walk; further classes are walked without such a list.
+# Byte classes (loops of 32+ ASCII bytes with the space: string bodies, comments) whose tokens a
+# vocabulary's trie lists for the classification walk; further classes are walked without one.
 MAX_CLASS_RUNS: int = _MASK["max_class_runs"]
 MASK_FILE_VERSION: int = _MASK["mask_file_version"]
 # Serving-engine adapters (gbnf_sampler.engines): request specs -> converted grammars, per engine.

@@ -225,8 +225,8 @@ class TokenTrie {
              max_chars.capacity();
     }
   };
-  // The classes whose runs a trie keeps (a few KiB to a few hundred KiB each): a grammar's
-  // string bodies, comments and identifiers use a handful.
+  // The classes whose runs a trie keeps (a few KiB to a few hundred KiB each): the string
+  // bodies and comments of a grammar use a handful.
   static constexpr size_t kMaxClassRuns = 16;
   // The runs of `cls` when they are built, else null. The first call for a class (while fewer
   // than kMaxClassRuns are known) sets *first: its caller has them built (RunsInside), there
