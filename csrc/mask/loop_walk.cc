@@ -39,11 +39,7 @@ inline uint8_t LowestByte(const LoopBytes& loops) {
 
 // Every byte the tokens below `pos` add is one the loop bytes take, whatever the budget.
 inline bool BytesBelowTaken(const LoopBytes& loops, const TokenTrie& trie, size_t pos) {
-  const uint64_t* below = trie.below_ascii() + 2 * pos;
-  const uint8_t refused = loops.non_ascii ? TokenTrie::kBelowInvalidUtf8
-                                          : TokenTrie::kBelowNonAscii;
-  return ((below[0] & ~loops.ascii[0]) | (below[1] & ~loops.ascii[1])) == 0 &&
-         (trie.byte_flags()[pos] & refused) == 0;
+  return trie.BelowOnly(pos, loops.ascii, loops.non_ascii);
 }
 
 // Every token below `pos` is taken whole, `used` characters after the loop bytes' start (given

@@ -38,14 +38,6 @@ struct ClassDfa {
   }
 };
 
-// The bytes every token below p adds (TokenTrie::below_ascii, byte_flags) are the class's.
-bool SubtreeInside(const TokenTrie& trie, const TokenTrie::ByteClass& cls, size_t p) {
-  const uint64_t* below = trie.below_ascii() + 2 * p;
-  const uint8_t refused = cls.non_ascii ? TokenTrie::kBelowInvalidUtf8 : TokenTrie::kBelowNonAscii;
-  return ((below[0] & ~cls.ascii[0]) | (below[1] & ~cls.ascii[1])) == 0 &&
-         (trie.byte_flags()[p] & refused) == 0;
-}
-
 // One pass in trie order. The state after each depth of the previous token is kept, so a shared
 // prefix (lcp) is read once, and a token that shares a refused prefix is refused unread.
 TokenTrie::ClassRuns BuildClassRuns(const TokenTrie& trie, const TokenTrie::ByteClass& cls) {
@@ -74,7 +66,7 @@ TokenTrie::ClassRuns BuildClassRuns(const TokenTrie& trie, const TokenTrie::Byte
     // Every token below p in the class too: the subtree is one run (its lcps are >= len(p)).
     size_t end = p + 1;
     if (state == detail::kUtf8Start && trie.subtree_end(p) > end &&
-        SubtreeInside(trie, cls, p)) {
+        trie.BelowOnly(p, cls.ascii, cls.non_ascii)) {
       end = trie.subtree_end(p);
     }
     const auto pos = static_cast<uint32_t>(p);
@@ -100,12 +92,17 @@ TokenTrie::ClassRuns BuildClassRuns(const TokenTrie& trie, const TokenTrie::Byte
 
 }  // namespace
 
+std::unique_ptr<const TokenTrie::ClassRuns>* TokenTrie::KnownClass(const ByteClass& cls) const {
+  for (auto& [known, runs] : class_runs_) {
+    if (known == cls) return &runs;
+  }
+  return nullptr;
+}
+
 const TokenTrie::ClassRuns* TokenTrie::FindRunsInside(const ByteClass& cls, bool* first) const {
   std::lock_guard<std::mutex> lock(class_runs_mutex_);
   *first = false;
-  for (const auto& [known, runs] : class_runs_) {
-    if (known == cls) return runs.get();  // null while being built
-  }
+  if (auto* known = KnownClass(cls)) return known->get();  // null while being built
   if (class_runs_.size() < kMaxClassRuns) {
     class_runs_.emplace_back(cls, nullptr);
     *first = true;
@@ -116,20 +113,15 @@ const TokenTrie::ClassRuns* TokenTrie::FindRunsInside(const ByteClass& cls, bool
 const TokenTrie::ClassRuns* TokenTrie::RunsInside(const ByteClass& cls) const {
   {
     std::lock_guard<std::mutex> lock(class_runs_mutex_);
-    bool known = false;
-    for (const auto& [seen, runs] : class_runs_) {
-      if (!(seen == cls)) continue;
-      if (runs != nullptr) return runs.get();
-      known = true;
-    }
-    if (!known && class_runs_.size() >= kMaxClassRuns) return nullptr;
+    auto* known = KnownClass(cls);
+    if (known != nullptr && *known != nullptr) return known->get();
+    if (known == nullptr && class_runs_.size() >= kMaxClassRuns) return nullptr;
   }
   auto built = std::make_unique<const ClassRuns>(BuildClassRuns(*this, cls));
   std::lock_guard<std::mutex> lock(class_runs_mutex_);
-  for (auto& [seen, runs] : class_runs_) {
-    if (!(seen == cls)) continue;
-    if (runs == nullptr) runs = std::move(built);  // else another thread built them first
-    return runs.get();
+  if (auto* known = KnownClass(cls)) {
+    if (*known == nullptr) *known = std::move(built);  // else another thread built them first
+    return known->get();
   }
   if (class_runs_.size() >= kMaxClassRuns) return nullptr;
   class_runs_.emplace_back(cls, std::move(built));

@@ -201,6 +201,15 @@ class TokenTrie {
   // size().
   size_t NextDiverging(size_t pos, uint32_t depth) const;
 
+  // Every byte the tokens below `pos` add is one of the ASCII bytes of `ascii` (bit b & 63 of
+  // ascii[b >> 6]) or, when non_ascii, part of valid UTF-8 (below_ascii, byte_flags).
+  bool BelowOnly(size_t pos, const uint64_t ascii[2], bool non_ascii) const {
+    const uint64_t* below = below_ascii() + 2 * pos;
+    const uint8_t refused = non_ascii ? kBelowInvalidUtf8 : kBelowNonAscii;
+    return ((below[0] & ~ascii[0]) | (below[1] & ~ascii[1])) == 0 &&
+           (byte_flags()[pos] & refused) == 0;
+  }
+
   // Bytes that a parser configuration takes in any order and number (the loops of
   // mask/loop_bytes.h): ASCII bytes by bit (bit b & 63 of ascii[b >> 6]), and either every
   // valid multi-byte character or none.
@@ -220,10 +229,6 @@ class TokenTrie {
     std::vector<std::pair<uint32_t, uint32_t>> runs;
     std::vector<uint32_t> min_lcp;  // UINT32_MAX for a run of one position
     std::vector<uint8_t> max_chars;
-    size_t MemoryBytes() const {
-      return runs.capacity() * sizeof(runs[0]) + min_lcp.capacity() * sizeof(uint32_t) +
-             max_chars.capacity();
-    }
   };
   // The classes whose runs a trie keeps (a few KiB to a few hundred KiB each): the string
   // bodies and comments of a grammar use a handful.
@@ -242,6 +247,8 @@ class TokenTrie {
   void SummarizeSubtrees();
   // Builds the runs of the classes of JSON string bodies (the constructor's last step).
   void ListJsonStringClasses() const;
+  // The entry of `cls` in class_runs_, or null; requires class_runs_mutex_.
+  std::unique_ptr<const ClassRuns>* KnownClass(const ByteClass& cls) const;
 
   const Vocab* vocab_;
   std::vector<TokenId> ids_;
