@@ -1,8 +1,7 @@
 """The fast classification of a mask-cache entry (a memo of the recognizer's byte steps, the
 token trie split into chunks) equals the reference walk (the recognizer on every byte) on every
-automaton state, and the shared cache's keys are exact: states with equal keys have equal
-classifications. Random grammars over toy vocabularies (hypothesis), llama.cpp's grammars over
-the Llama-3 vocabulary."""
+automaton state. Random grammars over toy vocabularies (hypothesis), llama.cpp's grammars over
+the Llama-3 vocabulary. (The shared cache's keys: tests/test_state_keys.py.)"""
 
 from __future__ import annotations
 
@@ -93,59 +92,6 @@ def test_fast_classification_under_a_small_state_limit(max_state_size: int) -> N
     text = 'root ::= x x\nx ::= x x | "a" | "aa" | ""'
     compiled = compiled_of(text, VOCABS["bpe"], max_state_size=max_state_size)
     assert_fast_equals_reference(compiled, list(range(compiled._native.num_states)))
-
-
-def _key_groups(compiled: gs.CompiledGrammar) -> dict[bytes, list[int]]:
-    groups: dict[bytes, list[int]] = {}
-    for state in range(compiled._native.num_states):
-        key = compiled._native._state_key(state)
-        if key is not None:
-            groups.setdefault(key, []).append(state)
-    return groups
-
-
-@SETTINGS
-@given(data=st.data())
-def test_equal_state_keys_mean_equal_classifications(data: st.DataObject) -> None:
-    vocab = VOCABS[data.draw(st.sampled_from(sorted(VOCABS)))]
-    pair = []
-    for _ in range(2):
-        rules, root = data.draw(grammars(max_rules=4))
-        pair.append(compiled_of(to_gbnf_text(rules, root), vocab, root=root))
-    seen: dict[bytes, tuple[list[int], list[int]]] = {}
-    for compiled in pair:
-        for key, states in _key_groups(compiled).items():
-            for state in states:
-                got = compiled._native._classify(state, True, 1)
-                assert seen.setdefault(key, got) == got
-
-
-def test_isomorphic_tails_share_a_key() -> None:
-    # The two digit loops are distinct states of one rule with isomorphic futures.
-    compiled = compiled_of('root ::= "a" [0-9]+ | "b" [0-9]+', VOCABS["bpe"])
-    assert any(len(states) >= 2 for states in _key_groups(compiled).values())
-
-
-@pytest.mark.parametrize("vocab_name", sorted(VOCABS))
-@pytest.mark.parametrize(
-    "text",
-    [
-        r'root ::= "\"" [a-c]{0,900} "\""',
-        r'root ::= "\"" ( [^"\\] | "\\" ["\\nu] ){0,300} "\"" [0-9]{2,60}',
-        'root ::= item{0,700} "."\nitem ::= "a" | "b" item "c"',
-    ],
-)
-def test_long_repetitions_share_keys_beyond_the_longest_token(vocab_name: str, text: str) -> None:
-    # A walk reads no further than the longest token (plus one byte): positions of a long
-    # bounded repetition (keys of more than 512 states) with more left than that share one key,
-    # and states with equal keys still have equal classifications (the reference walk on each).
-    compiled = compiled_of(text, VOCABS[vocab_name])
-    groups = _key_groups(compiled)
-    assert any(len(states) >= 3 for states in groups.values())
-    for states in groups.values():
-        first = compiled._native._classify(states[0], True, 1)
-        for state in states[1:]:
-            assert compiled._native._classify(state, True, 1) == first, (text, state)
 
 
 @pytest.fixture(scope="module")

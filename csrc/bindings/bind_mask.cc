@@ -198,7 +198,8 @@ void BindMask(py::module_& m) {
            py::arg("repeat"))
       .def("_classify_job", &ClassifyJobForTest, py::arg("state"), py::arg("chunks"),
            py::arg("helpers"), py::arg("rescuers"))
-      .def("_state_key", &StateKeyForTest, py::arg("state"))
+      .def("_state_key", &StateKeyForTest, py::arg("state"), py::arg("level"))
+      .def("_stored_state_key", &StoredStateKeyForTest, py::arg("state"))
       .def_property_readonly("num_states", [](const CompiledGrammar& c) {
         c.automaton().BuildAll();  // the whole automaton's states
         return c.automaton().num_states();

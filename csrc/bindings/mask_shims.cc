@@ -157,7 +157,10 @@ py::tuple ClassifyJobForTest(const CompiledGrammar& compiled, StateId state, siz
     py::gil_scoped_release release;
     auto job = std::make_shared<detail::ClassifyJob>(
         compiled.automaton_ptr(), compiled.vocab_ptr(), state, compiled.limits().max_state_size,
-        chunks, nullptr, [&mask](std::shared_ptr<const detail::StateMask> m) { mask = m; });
+        chunks, nullptr,
+        [&mask](std::shared_ptr<const detail::StateMask> m, const std::vector<StateId>&) {
+          mask = m;
+        });
     std::vector<std::thread> threads;
     for (size_t i = 0; i < helpers + rescuers; ++i) {
       threads.emplace_back([&job, rescue = i >= helpers] {
@@ -175,14 +178,33 @@ py::tuple ClassifyJobForTest(const CompiledGrammar& compiled, StateId state, siz
   return py::make_tuple(mask->accepted.Members(), mask->dependent.Members());
 }
 
-py::object StateKeyForTest(const CompiledGrammar& compiled, StateId state) {
+py::object StateKeyForTest(const CompiledGrammar& compiled, StateId state, int level) {
   if (state >= compiled.automaton().num_states()) throw py::value_error("state out of range");
+  if (level < 0 || level >= detail::kKeyLevels) throw py::value_error("level out of range");
   detail::StateKey key;
   if (!detail::ComputeStateKey(compiled.automaton(), state, detail::kMaxKeyStates,
-                               compiled.vocab().max_token_length(), &key)) {
+                               compiled.vocab().max_token_length(), level, &key)) {
     return py::none();
   }
   return py::bytes(reinterpret_cast<const char*>(key.code.data()), key.code.size() * 4);
+}
+
+py::object StoredStateKeyForTest(const CompiledGrammar& compiled, StateId state) {
+  if (state >= compiled.automaton().num_states()) throw py::value_error("state out of range");
+  // As a classification job stores it: the states a fast classification met give the level.
+  const TokenTrie& trie = compiled.vocab().trie();
+  detail::StateMaskPart part;
+  detail::ClassifyRange(compiled.automaton_ptr(), trie, state, compiled.limits().max_state_size,
+                        0, trie.size(), &part);
+  detail::StoredKey stored;
+  if (!detail::ComputeStoredKey(compiled.automaton(), state, detail::kMaxKeyStates,
+                                compiled.vocab().max_token_length(), part.states_met, &stored)) {
+    return py::none();
+  }
+  const std::vector<uint32_t>& code = stored.key.code;
+  return py::make_tuple(
+      stored.level,
+      py::bytes(reinterpret_cast<const char*>(code.data()), code.size() * 4));
 }
 
 }  // namespace gbnf::bindings

@@ -41,6 +41,7 @@ double ClassifyNanosForBench(const CompiledGrammar& compiled, StateId state, boo
 // `rescuers` threads (and the caller) classify again (ClassifyJob::Rescue) at the same time.
 pybind11::tuple ClassifyJobForTest(const CompiledGrammar& compiled, StateId state, size_t chunks,
                                    size_t helpers, size_t rescuers);
-pybind11::object StateKeyForTest(const CompiledGrammar& compiled, StateId state);
+pybind11::object StateKeyForTest(const CompiledGrammar& compiled, StateId state, int level);
+pybind11::object StoredStateKeyForTest(const CompiledGrammar& compiled, StateId state);
 
 }  // namespace gbnf::bindings

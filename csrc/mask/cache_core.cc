@@ -70,44 +70,73 @@ bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, En
   return true;
 }
 
-// Fills `state` from the shared cache when it holds the state's key; *keyed and *key tell the
-// key (so that a classification of the state can be shared afterwards).
-bool CacheCore::TryShared(StateId state, StateKey* key, bool* keyed) {
-  *keyed = false;
+// Fills `state` from the shared cache when it holds an entry under one of the state's keys:
+// the ladder's levels that hold entries, from the smallest radius up, while an entry above may
+// still match.
+bool CacheCore::TryShared(StateId state) {
+  SharedMaskCache& shared = SharedMaskCache::Instance();
+  const uint32_t held = shared.LevelsHeld();
+  if (held == 0) return false;
   const std::atomic<uint8_t>* unkeyed = unkeyed_.Find(state);
   if (unkeyed != nullptr && unkeyed->load(std::memory_order_relaxed) != 0) return false;
-  bool unbuilt = false;
-  if (!ComputeStateKey(*automaton_, state, kMaxKeyStates, vocab_->max_token_length(), key,
-                       &unbuilt)) {
-    if (!unbuilt) unkeyed_.Ensure(state).store(1, std::memory_order_relaxed);
-    return false;
+  StateKeyWriter writer(*automaton_, state, kMaxKeyStates, vocab_->max_token_length());
+  int top = kKeyLevels - 1;
+  while ((held >> top & 1) == 0) --top;
+  for (int level = 0; level <= top; ++level) {
+    if (!writer.WriteTo(level)) {
+      if (level == 0 && !writer.met_unbuilt_rule()) {
+        unkeyed_.Ensure(state).store(1, std::memory_order_relaxed);
+      }
+      return false;
+    }
+    if ((held >> level & 1) != 0) {
+      if (std::shared_ptr<const StateMask> hit =
+              shared.Find(*vocab_, max_state_size_, writer.key())) {
+        Publish(state, std::move(hit), EntryOrigin::kShared, true, 0);
+        return true;
+      }
+    }
+    if (level < top && !shared.MayHoldAbove(level, writer.key().hash)) return false;
   }
-  *keyed = true;
-  std::shared_ptr<const StateMask> hit =
-      SharedMaskCache::Instance().Find(*vocab_, max_state_size_, *key);
-  if (!hit) return false;
-  Publish(state, std::move(hit), EntryOrigin::kShared, true, 0);
-  return true;
+  return false;
+}
+
+std::shared_ptr<const StateMask> CacheCore::Share(StateId state,
+                                                  std::shared_ptr<const StateMask> mask,
+                                                  const std::vector<StateId>& met,
+                                                  bool* shared) {
+  *shared = false;
+  SharedMaskCache& cache = SharedMaskCache::Instance();
+  const std::atomic<uint8_t>* unkeyed = unkeyed_.Find(state);
+  if (cache.limit_bytes() == 0 ||
+      (unkeyed != nullptr && unkeyed->load(std::memory_order_relaxed) != 0)) {
+    return mask;
+  }
+  StoredKey key;
+  if (!ComputeStoredKey(*automaton_, state, kMaxKeyStates, vocab_->max_token_length(), met,
+                        &key)) {
+    return mask;
+  }
+  *shared = true;
+  return cache.Insert(vocab_, max_state_size_, key, std::move(mask));
 }
 
 // The job classifying `state`: the one in flight, or a new one (*owner) when the entry is still
 // empty; null when the entry is filled. A new job's result goes to the shared cache when keyed.
-std::shared_ptr<ClassifyJob> CacheCore::StartJob(StateId state, EntryOrigin origin, StateKey key,
-                                                 bool keyed, bool* owner) {
+std::shared_ptr<ClassifyJob> CacheCore::StartJob(StateId state, EntryOrigin origin, bool* owner) {
   *owner = false;
   std::lock_guard<std::mutex> lock(mutex_);
   if (IsPublished(state)) return nullptr;
   auto it = jobs_.find(state);
   if (it != jobs_.end()) return it->second;
   std::weak_ptr<CacheCore> self = weak_from_this();
-  auto done = [self, state, origin, keyed, key = std::move(key)](
-                  std::shared_ptr<const StateMask> mask) {
+  auto done = [self, state, origin](std::shared_ptr<const StateMask> mask,
+                                    const std::vector<StateId>& met) {
     std::shared_ptr<CacheCore> core = self.lock();
     if (!core) return;
-    SharedMaskCache& shared = SharedMaskCache::Instance();
-    const bool share = keyed && shared.limit_bytes() > 0;
-    if (share) mask = shared.Insert(core->vocab_, core->max_state_size_, key, std::move(mask));
-    core->Publish(state, std::move(mask), origin, share, 0);
+    bool shared = false;
+    mask = core->Share(state, std::move(mask), met, &shared);
+    core->Publish(state, std::move(mask), origin, shared, 0);
   };
   const size_t chunks = ClassifyJob::ChunksFor(vocab_->trie().size(),
                                                BackgroundPool::Shared().workers() + 1);
@@ -127,12 +156,9 @@ void CacheCore::DropJob(StateId state, const std::shared_ptr<ClassifyJob>& job) 
 const StateMask& CacheCore::Fill(StateId state) {
   for (;;) {
     if (const StateMask* m = FilledMaskOf(state)) return *m;
-    StateKey key;
-    bool keyed = false;
-    if (TryShared(state, &key, &keyed)) continue;
+    if (TryShared(state)) continue;
     bool owner = false;
-    std::shared_ptr<ClassifyJob> job =
-        StartJob(state, EntryOrigin::kClassified, std::move(key), keyed, &owner);
+    std::shared_ptr<ClassifyJob> job = StartJob(state, EntryOrigin::kClassified, &owner);
     if (!job) continue;
     if (owner && job->HasWork() && BackgroundPool::Shared().workers() > 0) {
       BackgroundPool::Shared().Help(job);
@@ -183,12 +209,9 @@ bool CacheCore::RunPlanStep() {
     }
     const StateId state = plan_[i];
     if (IsPublished(state)) continue;
-    StateKey key;
-    bool keyed = false;
-    if (TryShared(state, &key, &keyed)) return true;
+    if (TryShared(state)) return true;
     bool owner = false;
-    std::shared_ptr<ClassifyJob> job =
-        StartJob(state, EntryOrigin::kBackground, std::move(key), keyed, &owner);
+    std::shared_ptr<ClassifyJob> job = StartJob(state, EntryOrigin::kBackground, &owner);
     if (!job || !owner) continue;  // filled, or another thread is on it
     job->Help();
     return true;

@@ -72,9 +72,11 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
  private:
   bool Publish(StateId state, std::shared_ptr<const StateMask> mask, EntryOrigin origin,
                bool in_shared, size_t mapped_bytes);
-  bool TryShared(StateId state, StateKey* key, bool* keyed);
-  std::shared_ptr<ClassifyJob> StartJob(StateId state, EntryOrigin origin, StateKey key,
-                                        bool keyed, bool* owner);
+  bool TryShared(StateId state);
+  std::shared_ptr<ClassifyJob> StartJob(StateId state, EntryOrigin origin, bool* owner);
+  // Stores a classification of `state` in the shared cache under its key; the stored one.
+  std::shared_ptr<const StateMask> Share(StateId state, std::shared_ptr<const StateMask> mask,
+                                         const std::vector<StateId>& met, bool* shared);
   void DropJob(StateId state, const std::shared_ptr<ClassifyJob>& job);
   void BuildPlan();
   bool RunPlanStep();

@@ -81,7 +81,11 @@ void ClassifyJob::Finish() {
   }
   if (!failed) {
     try {
-      done_(std::make_shared<const StateMask>(MergeParts(parts_, vocab_->trie())));
+      std::vector<StateId> met;
+      for (const StateMaskPart& part : parts_) {
+        met.insert(met.end(), part.states_met.begin(), part.states_met.end());
+      }
+      done_(std::make_shared<const StateMask>(MergeParts(parts_, vocab_->trie())), met);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       error_ = std::current_exception();

@@ -26,9 +26,10 @@ namespace gbnf::detail {
 
 class ClassifyJob {
  public:
-  // Called once with the merged classification, by the thread that finishes the last chunk,
-  // before any waiter returns.
-  using Done = std::function<void(std::shared_ptr<const StateMask>)>;
+  // Called once with the merged classification and the states its walks met (chunk by chunk,
+  // duplicates kept), by the thread that finishes the last chunk, before any waiter returns.
+  using Done =
+      std::function<void(std::shared_ptr<const StateMask>, const std::vector<StateId>& met)>;
   // A chunk below this many trie positions costs more in setup (a fresh walk memo) than it saves.
   static constexpr size_t kMinChunkPositions = 32768;
   static constexpr size_t kMaxChunks = 8;

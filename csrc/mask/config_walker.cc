@@ -25,6 +25,18 @@ void GrowSlots(std::vector<Id>* slots, Id empty, size_t count, HashOf hash_of) {
   }
 }
 
+// Per thread: the epoch of the last walk that met each state (walks on a thread run one at a
+// time; the table is reset, never reallocated per walk).
+struct MetMarks {
+  std::vector<uint32_t> epoch;
+  uint32_t last = 0;
+};
+
+MetMarks& ThreadMetMarks() {
+  thread_local MetMarks marks;
+  return marks;
+}
+
 bool SameNode(const GssNode& a, const GssNode& b) {
   return a.cont_head == b.cont_head && a.cont_count == b.cont_count && a.rule == b.rule &&
          a.accepts == b.accepts;
@@ -62,6 +74,13 @@ void ConfigWalker::Begin(Recognizer* recognizer, size_t max_token_length) {
   held_ = 0;
   recognizer_level_ = 0;
   limited_ = false;
+  states_met_.clear();
+  MetMarks& marks = ThreadMetMarks();
+  if (++marks.last == 0) {
+    std::fill(marks.epoch.begin(), marks.epoch.end(), 0);
+    marks.last = 1;
+  }
+  met_epoch_ = marks.last;
   level_config_[0] = InternConfig(0, recognizer_->items(), recognizer_->complete());
   Transient& t = transient_[0];
   t.complete = recognizer_->complete();
@@ -77,6 +96,19 @@ void ConfigWalker::End() {
   recognizer_->gss().RestoreMark(scopes_[0].mark);
   recognizer_->gss().SetSpeculative(false);
   recognizer_ = nullptr;
+}
+
+void ConfigWalker::NoteStates(const Item* first, const Item* last) {
+  std::vector<uint32_t>& epoch = ThreadMetMarks().epoch;
+  for (const Item* it = first; it != last; ++it) {
+    if (it->state >= epoch.size()) {
+      epoch.resize(std::max<size_t>(size_t{it->state} + 1, recognizer_->automaton().num_states()),
+                   0);
+    }
+    if (epoch[it->state] == met_epoch_) continue;
+    epoch[it->state] = met_epoch_;
+    states_met_.push_back(it->state);
+  }
 }
 
 // The configuration (scope, items) in canonical order, interned on first sight; kTransient when
@@ -111,6 +143,7 @@ int32_t ConfigWalker::InternConfig(uint32_t scope, const std::vector<Item>& item
   c.hash = hash;
   c.complete = complete;
   item_pool_.insert(item_pool_.end(), sorted_.begin(), sorted_.end());
+  NoteStates(sorted_.data(), sorted_.data() + sorted_.size());
   const auto id = static_cast<int32_t>(configs_.size());
   configs_.push_back(c);
   rows_.resize(rows_.size() + 256, kUnknown);
@@ -307,6 +340,7 @@ bool ConfigWalker::Step(uint8_t byte) {
     Transient& t = transient_[held_];
     t.complete = complete;
     t.items.assign(recognizer_->items().begin(), recognizer_->items().end());
+    NoteStates(t.items.data(), t.items.data() + t.items.size());
     t.mark = gss.Mark();
     materialized_ = kNil;
   }

@@ -116,6 +116,12 @@ class ConfigWalker {
   // keys, so unequal keys rule a shape comparison out without reading the stack.
   uint64_t StatesKey(int32_t config);
 
+  // The automaton states of the items of every configuration the walk held since Begin (interned
+  // or transient), each once. A recognizer step reads only the states of its items and, in its
+  // closure, states no further than one byte edge from them: what the walk read of the automaton
+  // lies within one byte of these (the shared cache's key radius, state_key.h).
+  const std::vector<StateId>& states_met() const { return states_met_; }
+
   // Work counters (tests and benchmarks): steps run by the recognizer, configurations and
   // scopes interned.
   uint64_t recognizer_steps() const { return recognizer_steps_; }
@@ -156,6 +162,7 @@ class ConfigWalker {
   };
 
   bool Step(uint8_t byte);
+  void NoteStates(const Item* first, const Item* last);
   // The widest byte range around `byte` in which every byte edge of the recognizer's items is
   // either taken by all bytes or by none: a step gives the same result for each of them.
   void SameStepRange(uint8_t byte, uint32_t* lo, uint32_t* hi) const;
@@ -201,6 +208,9 @@ class ConfigWalker {
   std::vector<uint32_t> shape_nodes_;  // scratch of WriteShape: node ids in canonical order
   std::vector<Item> sorted_;  // scratch
   std::vector<uint32_t> path_;  // scratch of Materialize
+
+  std::vector<StateId> states_met_;
+  uint32_t met_epoch_ = 0;  // this walk's mark in the thread's table of states met
 
   uint64_t recognizer_steps_ = 0;
 };

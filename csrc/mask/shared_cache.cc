@@ -1,5 +1,6 @@
 #include "mask/shared_cache.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace gbnf::detail {
@@ -45,22 +46,31 @@ std::shared_ptr<const StateMask> SharedMaskCache::Find(const Vocab& vocab,
 
 std::shared_ptr<const StateMask> SharedMaskCache::Insert(const std::shared_ptr<const Vocab>& vocab,
                                                          uint32_t max_state_size,
-                                                         const StateKey& key,
+                                                         const StoredKey& key,
                                                          std::shared_ptr<const StateMask> mask) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = Lookup(*vocab, max_state_size, key);
+  auto it = Lookup(*vocab, max_state_size, key.key);
   if (it != lru_.end()) return it->mask;
   if (limit_ == 0) return mask;
   Entry e;
   e.vocab = vocab;
   e.max_state_size = max_state_size;
-  e.key = key;
+  e.key = key.key;
+  e.level = key.level;
+  e.lower = key.lower;
   e.mask = std::move(mask);
-  e.bytes = e.mask->MemoryBytes() + e.key.code.capacity() * sizeof(uint32_t) + sizeof(Entry);
-  e.index_key = IndexKey(*vocab, max_state_size, key);
+  e.bytes = e.mask->MemoryBytes() + e.key.code.capacity() * sizeof(uint32_t) +
+            e.lower.capacity() * sizeof(uint64_t) + sizeof(Entry);
+  e.index_key = IndexKey(*vocab, max_state_size, key.key);
   bytes_ += e.bytes;
+  ++level_entries_[static_cast<size_t>(e.level)];
+  for (size_t l = 0; l < e.lower.size(); ++l) ++lower_[l][e.lower[l]];
   lru_.push_front(std::move(e));
   index_.emplace(lru_.front().index_key, lru_.begin());
+  const bool known = std::any_of(vocabs_.begin(), vocabs_.end(), [&](const auto& v) {
+    return !v.owner_before(vocab) && !vocab.owner_before(v);
+  });
+  if (!known) vocabs_.push_back(vocab);
   std::shared_ptr<const StateMask> stored = lru_.front().mask;
   EvictLocked();
   return stored;
@@ -75,15 +85,38 @@ SharedMaskCache::Lru::iterator SharedMaskCache::EraseLocked(Lru::iterator victim
     }
   }
   bytes_ -= victim->bytes;
+  --level_entries_[static_cast<size_t>(victim->level)];
+  for (size_t l = 0; l < victim->lower.size(); ++l) {
+    auto count = lower_[l].find(victim->lower[l]);
+    if (--count->second == 0) lower_[l].erase(count);
+  }
   return lru_.erase(victim);
+}
+
+void SharedMaskCache::UpdateLevelsHeld() {
+  uint32_t bits = 0;
+  for (size_t l = 0; l < level_entries_.size(); ++l) {
+    if (level_entries_[l] != 0) bits |= uint32_t{1} << l;
+  }
+  levels_held_.store(bits, std::memory_order_relaxed);
+}
+
+bool SharedMaskCache::MayHoldAbove(int level, uint64_t hash) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lower_[static_cast<size_t>(level)].count(hash) != 0;
 }
 
 // Drops the entries of vocabularies gone, then least recently used entries past the budget.
 void SharedMaskCache::EvictLocked() {
-  for (auto it = lru_.begin(); it != lru_.end();) {
-    it = it->vocab.expired() ? EraseLocked(it) : std::next(it);
+  const auto gone = [](const std::weak_ptr<const Vocab>& v) { return v.expired(); };
+  if (std::any_of(vocabs_.begin(), vocabs_.end(), gone)) {
+    for (auto it = lru_.begin(); it != lru_.end();) {
+      it = it->vocab.expired() ? EraseLocked(it) : std::next(it);
+    }
+    vocabs_.erase(std::remove_if(vocabs_.begin(), vocabs_.end(), gone), vocabs_.end());
   }
   while (bytes_ > limit_ && !lru_.empty()) EraseLocked(std::prev(lru_.end()));
+  UpdateLevelsHeld();
 }
 
 void SharedMaskCache::SetLimitBytes(size_t limit) {
@@ -116,6 +149,10 @@ void SharedMaskCache::Clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   index_.clear();
   lru_.clear();
+  level_entries_.fill(0);
+  vocabs_.clear();
+  for (auto& counts : lower_) counts.clear();
+  UpdateLevelsHeld();
   bytes_ = 0;
   hits_ = 0;
 }

@@ -7,207 +7,257 @@
 
 namespace gbnf::detail {
 namespace {
-
 constexpr uint32_t kUnnumbered = UINT32_MAX;
-constexpr size_t kKeptStates = size_t{1} << 20;  // 4 MiB of numbers per thread at most
+}  // namespace
 
-// Canonical numbers of states and rules during one key computation, indexed by id. Per thread
-// and reused: a key touches a few hundred states of an automaton that may have hundreds of
-// thousands, so the entries written are reset, not the arrays.
-struct KeyNumbers {
-  std::vector<uint32_t> state;
+// Distances and canonical numbers of one writer, indexed by state and rule id. Per thread and
+// reused: a key touches a few states of an automaton that may have hundreds of thousands, so
+// the entries written are reset, not the arrays.
+struct KeyScratch {
+  std::vector<uint32_t> distance;  // bytes from the key's state (kUnnumbered: not reached)
+  std::vector<StateId> reached;    // the states whose distance is set
+  std::deque<StateId> work;        // the distance search's frontier (0-1 breadth-first)
+  std::vector<uint32_t> state;     // canonical numbers of the key being written
   std::vector<uint32_t> rule;
   std::vector<RuleId> rules_met;
-  std::vector<uint32_t> distance;  // bytes from the key's state (kUnnumbered: not reached)
-  std::vector<StateId> reached;
-  std::vector<StateId> queue;  // the states numbered, in order
-  std::deque<StateId> work;
-  std::vector<uint32_t> code;  // the key being written (copied out at its exact size)
+  std::vector<StateId> numbered;  // the states numbered, in order
+  std::vector<StateId> layer;      // the layer being written, in number order (grows meanwhile)
+  std::vector<StateId> after;      // the states numbered so far one byte further
+  StateKey key;  // the key being written
 };
 
-class KeyWriter {
- public:
-  KeyWriter(const Automaton& a, size_t max_states, size_t max_bytes, StateKey* out)
-      : a_(a),
-        max_states_(max_states),
-        near_(max_bytes >= kUnnumbered - 1 ? kUnnumbered - 1
-                                           : static_cast<uint32_t>(max_bytes) + 1),
-        out_(out),
-        numbers_(ThreadNumbers()) {
-    Fit(0);
-    if (numbers_.rule.size() < a.num_rules()) numbers_.rule.resize(a.num_rules(), kUnnumbered);
-  }
-  ~KeyWriter() {
-    Clear();
-    // A thread keeps the arrays of ordinary automata, not those of a huge one.
-    if (numbers_.state.size() > kKeptStates) {
-      std::vector<uint32_t>().swap(numbers_.state);
-      std::vector<uint32_t>().swap(numbers_.distance);
-    }
-    if (numbers_.rule.size() > kKeptStates) std::vector<uint32_t>().swap(numbers_.rule);
-  }
-  KeyWriter(const KeyWriter&) = delete;
-  KeyWriter& operator=(const KeyWriter&) = delete;
+namespace {
 
-  bool met_unbuilt_rule() const { return unbuilt_; }
+constexpr size_t kKeptStates = size_t{1} << 20;  // 4 MiB of numbers per thread at most
+constexpr uint32_t kLayerEnd = UINT32_MAX;       // never a state's number
 
-  // Most keys are small and written whole in one pass (form 0); a larger one is written again,
-  // cut where the longest token cannot reach (form 1).
-  bool Run(StateId start) {
-    if (!Write(start, kSmallKey, false)) {
-      // Too large, or past a rule not built yet: the cut form reads only what tokens can reach.
-      Clear();
-      unbuilt_ = false;
-      if (!MeasureDistances(start) || !Write(start, max_states_, true)) return false;
-    }
-    out_->code.assign(numbers_.code.begin(), numbers_.code.end());
-    uint64_t h = 0xCBF29CE484222325ull;
-    for (uint32_t v : out_->code) h = (h ^ v) * 0x100000001B3ull;
-    out_->hash = h ^ (out_->code.size() << 1);
-    return true;
-  }
+KeyScratch& ThreadScratch() {
+  thread_local KeyScratch scratch;
+  return scratch;
+}
 
- private:
-  static constexpr size_t kSmallKey = 512;  // states a key is first tried whole with
-  static constexpr uint32_t kFar = 3;       // after the final kinds 0, 1, 2
-
-  bool Write(StateId start, size_t max_states, bool cut) {
-    numbers_.code.assign(1, cut ? 1 : 0);
-    Number(start);
-    for (size_t i = 0; i < queue_.size(); ++i) {
-      if (queue_.size() > max_states) return false;
-      if (!cut || numbers_.distance[queue_[i]] <= near_) {
-        if (!Emit(queue_[i])) return false;
-      } else {
-        numbers_.code.push_back(kFar);
-      }
-    }
-    return true;
-  }
-
-  void Clear() {
-    for (StateId s : queue_) numbers_.state[s] = kUnnumbered;
-    queue_.clear();
-    for (StateId s : numbers_.reached) numbers_.distance[s] = kUnnumbered;
-    numbers_.reached.clear();
-    for (RuleId r : numbers_.rules_met) numbers_.rule[r] = kUnnumbered;
-    numbers_.rules_met.clear();
-  }
-
-  // Makes the state arrays hold `s`: the automaton grows while a key is written (a rule met for
-  // the first time is built then).
-  void Fit(StateId s) {
-    if (s < numbers_.state.size() && numbers_.state.size() >= a_.num_states()) return;
-    const size_t n = std::max<size_t>(size_t{s} + 1, a_.num_states());
-    if (numbers_.state.size() < n) {
-      numbers_.state.resize(n, kUnnumbered);
-      numbers_.distance.resize(n, kUnnumbered);
-    }
-  }
-
-  static KeyNumbers& ThreadNumbers() {
-    thread_local KeyNumbers numbers;
-    return numbers;
-  }
-
-  // Shortest distances in bytes from `start` (byte edges cost 1, calls and resumptions 0), up to
-  // near_: a state further away is reached but not followed.
-  bool MeasureDistances(StateId start) {
-    std::deque<StateId>& work = numbers_.work;
-    work.clear();
-    auto reach = [&](StateId s, uint32_t d, bool front) {
-      if (s >= numbers_.distance.size()) Fit(s);
-      uint32_t& old = numbers_.distance[s];
-      if (old != kUnnumbered && old <= d) return;
-      if (old == kUnnumbered) numbers_.reached.push_back(s);
-      old = d;
-      if (front) {
-        work.push_front(s);
-      } else {
-        work.push_back(s);
-      }
-    };
-    reach(start, 0, true);
-    while (!work.empty()) {
-      if (numbers_.reached.size() > max_states_) return false;
-      const StateId s = work.front();
-      work.pop_front();
-      const uint32_t d = numbers_.distance[s];
-      if (d > near_) continue;  // far: its edges are never read
-      for (const ByteEdge& e : a_.ByteEdges(s)) reach(e.target, d + 1, false);
-      for (const CallEdge& c : a_.CallEdges(s)) {
-        if (!a_.RuleBuilt(c.rule)) {
-          unbuilt_ = true;
-          return false;
-        }
-        reach(a_.RuleStart(c.rule), d, true);
-        reach(c.target, d, true);
-      }
-    }
-    return true;
-  }
-
-  uint32_t Number(StateId s) {
-    if (s >= numbers_.state.size()) Fit(s);
-    uint32_t& n = numbers_.state[s];
-    if (n == kUnnumbered) {
-      n = static_cast<uint32_t>(queue_.size());
-      queue_.push_back(s);
-    }
-    return n;
-  }
-
-  // A rule's canonical number; its first mention also writes its start and nullability. False
-  // when the rule is not built yet.
-  bool Rule(RuleId r) {
-    uint32_t& n = numbers_.rule[r];
-    const bool fresh = n == kUnnumbered;
-    if (fresh && !a_.RuleBuilt(r)) {
-      unbuilt_ = true;
-      return false;
-    }
-    if (fresh) {
-      n = static_cast<uint32_t>(numbers_.rules_met.size());
-      numbers_.rules_met.push_back(r);
-    }
-    numbers_.code.push_back(n);
-    if (!fresh) return true;
-    numbers_.code.push_back(Number(a_.RuleStart(r)));
-    numbers_.code.push_back(a_.RuleNullable(r) ? 1 : 0);
-    return true;
-  }
-
-  bool Emit(StateId s) {
-    std::vector<uint32_t>& code = numbers_.code;
-    code.push_back(a_.IsPureFinal(s) ? 2 : a_.IsFinal(s) ? 1 : 0);
-    code.push_back(static_cast<uint32_t>(a_.ByteEdges(s).size()));
-    for (const ByteEdge& e : a_.ByteEdges(s)) {
-      code.push_back((uint32_t{e.lo} << 8) | e.hi);
-      code.push_back(Number(e.target));
-    }
-    code.push_back(static_cast<uint32_t>(a_.CallEdges(s).size()));
-    for (const CallEdge& c : a_.CallEdges(s)) {
-      if (!Rule(c.rule)) return false;
-      code.push_back(Number(c.target));
-    }
-    return true;
-  }
-
-  const Automaton& a_;
-  size_t max_states_;
-  uint32_t near_;  // states further than this many bytes are written as kFar
-  StateKey* out_;
-  KeyNumbers& numbers_;
-  std::vector<StateId>& queue_ = numbers_.queue;
-  bool unbuilt_ = false;  // the last try met a rule not built yet
-};
+uint32_t RadiusCap(size_t max_token_bytes) {
+  return max_token_bytes >= kUnnumbered - 2 ? kUnnumbered - 1
+                                            : static_cast<uint32_t>(max_token_bytes) + 1;
+}
 
 }  // namespace
 
+int TopKeyLevel(size_t max_token_bytes) {
+  const uint32_t cap = RadiusCap(max_token_bytes);
+  int level = 0;
+  while (level < kKeyLevels - 1 && (uint32_t{1} << level) < cap) ++level;
+  return level;
+}
+
+uint32_t KeyRadius(int level, size_t max_token_bytes) {
+  return level >= TopKeyLevel(max_token_bytes) ? RadiusCap(max_token_bytes)
+                                               : uint32_t{1} << level;
+}
+
+StateKeyWriter::StateKeyWriter(const Automaton& automaton, StateId state, size_t max_states,
+                               size_t max_token_bytes)
+    : a_(automaton),
+      max_states_(max_states),
+      max_token_bytes_(max_token_bytes),
+      scratch_(ThreadScratch()) {
+  if (scratch_.rule.size() < a_.num_rules()) scratch_.rule.resize(a_.num_rules(), kUnnumbered);
+  Fit(state);
+  scratch_.work.clear();
+  scratch_.distance[state] = 0;
+  scratch_.reached.push_back(state);
+  scratch_.work.push_back(state);
+  scratch_.layer.clear();
+  scratch_.after.clear();
+  scratch_.key.code.clear();
+  scratch_.key.hash = 0;
+  Number(state);
+}
+
+StateKeyWriter::~StateKeyWriter() {
+  for (StateId s : scratch_.numbered) scratch_.state[s] = kUnnumbered;
+  scratch_.numbered.clear();
+  for (RuleId r : scratch_.rules_met) scratch_.rule[r] = kUnnumbered;
+  scratch_.rules_met.clear();
+  for (StateId s : scratch_.reached) scratch_.distance[s] = kUnnumbered;
+  scratch_.reached.clear();
+  scratch_.work.clear();
+  // A thread keeps the arrays of ordinary automata, not those of a huge one.
+  if (scratch_.state.size() > kKeptStates) {
+    std::vector<uint32_t>().swap(scratch_.state);
+    std::vector<uint32_t>().swap(scratch_.distance);
+  }
+  if (scratch_.rule.size() > kKeptStates) std::vector<uint32_t>().swap(scratch_.rule);
+}
+
+const StateKey& StateKeyWriter::key() const { return scratch_.key; }
+
+// Makes the state arrays hold `s` (the automaton grows while others build rules on first reach).
+void StateKeyWriter::Fit(StateId s) {
+  const size_t n = std::max<size_t>(size_t{s} + 1, a_.num_states());
+  if (scratch_.state.size() < n) scratch_.state.resize(n, kUnnumbered);
+  if (scratch_.distance.size() < n) scratch_.distance.resize(n, kUnnumbered);
+}
+
+// Settles every distance up to `radius` (0-1 breadth-first: byte edges cost 1, calls and the
+// call's target 0); the states just outside get their distance without being followed.
+bool StateKeyWriter::MeasureUpTo(uint32_t radius) {
+  if (failed_) return false;
+  std::deque<StateId>& work = scratch_.work;
+  std::vector<uint32_t>& distance = scratch_.distance;
+  auto reach = [&](StateId s, uint32_t d, bool front) {
+    if (s >= distance.size()) Fit(s);
+    uint32_t& old = distance[s];
+    if (old != kUnnumbered && old <= d) return;
+    if (old == kUnnumbered) scratch_.reached.push_back(s);
+    old = d;
+    if (front) {
+      work.push_front(s);
+    } else {
+      work.push_back(s);
+    }
+  };
+  while (!work.empty() && distance[work.front()] <= radius) {
+    if (scratch_.reached.size() > max_states_) {
+      failed_ = true;
+      return false;
+    }
+    const StateId s = work.front();
+    work.pop_front();
+    const uint32_t d = distance[s];
+    for (const ByteEdge& e : a_.ByteEdges(s)) reach(e.target, d + 1, false);
+    for (const CallEdge& c : a_.CallEdges(s)) {
+      if (!a_.RuleBuilt(c.rule)) {
+        unbuilt_ = failed_ = true;
+        return false;
+      }
+      reach(a_.RuleStart(c.rule), d, true);
+      reach(c.target, d, true);
+    }
+  }
+  failed_ = scratch_.reached.size() > max_states_;
+  return !failed_;
+}
+
+bool StateKeyWriter::LevelOf(const std::vector<StateId>& states, int* level) {
+  const int top = TopKeyLevel(max_token_bytes_);
+  int l = 0;
+  uint32_t radius = KeyRadius(0, max_token_bytes_);
+  if (!MeasureUpTo(radius - 1)) return false;
+  for (StateId s : states) {
+    // Distances up to the radius measured are final: one that is larger stays larger.
+    while (s >= scratch_.distance.size() || scratch_.distance[s] > radius - 1) {
+      if (l == top) return false;  // never reached within a token's length: not shared
+      radius = KeyRadius(++l, max_token_bytes_);
+      if (!MeasureUpTo(radius - 1)) return false;
+    }
+  }
+  *level = l;
+  return true;
+}
+
+bool StateKeyWriter::WriteTo(int level, std::vector<uint64_t>* crossed) {
+  for (int l = level_ + 1; l <= level; ++l) {
+    const uint32_t radius = KeyRadius(l, max_token_bytes_);
+    while (layer_ <= radius) {
+      if (!EmitLayer()) return false;
+    }
+    const std::vector<uint32_t>& code = scratch_.key.code;
+    for (; hashed_ < code.size(); ++hashed_) fnv_ = (fnv_ ^ code[hashed_]) * 0x100000001B3ull;
+    scratch_.key.hash = fnv_ ^ (code.size() << 1);
+    level_ = l;
+    if (l < level && crossed != nullptr) crossed->push_back(scratch_.key.hash);
+  }
+  return !failed_;
+}
+
+// Writes the states at distance layer_, in number order: those numbered before, then those
+// numbered meanwhile at the same distance (through calls); the ones numbered one byte further
+// wait for the next layer.
+bool StateKeyWriter::EmitLayer() {
+  if (!MeasureUpTo(layer_)) return false;
+  for (size_t i = 0; i < scratch_.layer.size(); ++i) {
+    if (scratch_.numbered.size() > max_states_) {
+      failed_ = true;
+      return false;
+    }
+    if (!Emit(scratch_.layer[i])) return false;
+  }
+  scratch_.key.code.push_back(kLayerEnd);
+  scratch_.layer.swap(scratch_.after);
+  scratch_.after.clear();
+  ++layer_;
+  return true;
+}
+
+uint32_t StateKeyWriter::Number(StateId s) {
+  if (s >= scratch_.state.size() || s >= scratch_.distance.size()) Fit(s);
+  if (scratch_.state[s] == kUnnumbered) {
+    scratch_.state[s] = static_cast<uint32_t>(scratch_.numbered.size());
+    scratch_.numbered.push_back(s);
+    // A state first met while writing layer d is d bytes away (a call) or d + 1 (a byte edge):
+    // a nearer one was met from its nearest predecessor, in an earlier layer.
+    (scratch_.distance[s] <= layer_ ? scratch_.layer : scratch_.after).push_back(s);
+  }
+  return scratch_.state[s];
+}
+
+// A rule's canonical number; its first mention also writes its start and nullability. False
+// when the rule is not built yet.
+bool StateKeyWriter::Rule(RuleId r) {
+  if (r >= scratch_.rule.size()) scratch_.rule.resize(size_t{r} + 1, kUnnumbered);
+  uint32_t& n = scratch_.rule[r];
+  const bool fresh = n == kUnnumbered;
+  if (fresh && !a_.RuleBuilt(r)) {
+    unbuilt_ = true;
+    return false;
+  }
+  if (fresh) {
+    n = static_cast<uint32_t>(scratch_.rules_met.size());
+    scratch_.rules_met.push_back(r);
+  }
+  scratch_.key.code.push_back(n);
+  if (!fresh) return true;
+  const uint32_t start = Number(a_.RuleStart(r));
+  scratch_.key.code.push_back(start);
+  scratch_.key.code.push_back(a_.RuleNullable(r) ? 1 : 0);
+  return true;
+}
+
+// A state's record: its number, final kind, byte edges and call edges.
+bool StateKeyWriter::Emit(StateId s) {
+  std::vector<uint32_t>& code = scratch_.key.code;
+  code.push_back(scratch_.state[s]);
+  code.push_back(a_.IsPureFinal(s) ? 2 : a_.IsFinal(s) ? 1 : 0);
+  code.push_back(static_cast<uint32_t>(a_.ByteEdges(s).size()));
+  for (const ByteEdge& e : a_.ByteEdges(s)) {
+    code.push_back((uint32_t{e.lo} << 8) | e.hi);
+    const uint32_t target = Number(e.target);
+    code.push_back(target);
+  }
+  code.push_back(static_cast<uint32_t>(a_.CallEdges(s).size()));
+  for (const CallEdge& c : a_.CallEdges(s)) {
+    if (!Rule(c.rule)) return false;
+    const uint32_t target = Number(c.target);
+    code.push_back(target);
+  }
+  return true;
+}
+
+bool ComputeStoredKey(const Automaton& automaton, StateId state, size_t max_states,
+                      size_t max_token_bytes, const std::vector<StateId>& met, StoredKey* out) {
+  StateKeyWriter writer(automaton, state, max_states, max_token_bytes);
+  out->lower.clear();
+  if (!writer.LevelOf(met, &out->level) || !writer.WriteTo(out->level, &out->lower)) return false;
+  out->key = writer.key();
+  return true;
+}
+
 bool ComputeStateKey(const Automaton& automaton, StateId state, size_t max_states,
-                     size_t max_bytes, StateKey* out, bool* unbuilt) {
-  KeyWriter writer(automaton, max_states, max_bytes, out);
-  const bool keyed = writer.Run(state);
+                     size_t max_token_bytes, int level, StateKey* out, bool* unbuilt) {
+  StateKeyWriter writer(automaton, state, max_states, max_token_bytes);
+  const bool keyed = writer.WriteTo(level);
+  if (keyed) *out = writer.key();
   if (unbuilt != nullptr) *unbuilt = !keyed && writer.met_unbuilt_rule();
   return keyed;
 }

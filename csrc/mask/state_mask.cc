@@ -81,6 +81,7 @@ void ClassifyRange(const std::shared_ptr<const Automaton>& automaton, const Toke
       LoopWalk(walker, trie, &out->accepted, &out->dependent).Run(from, to);
   out->num_accepted = num_accepted;
   out->num_dependent = num_dependent;
+  out->states_met = walker.states_met();
   walker.End();
 }
 

@@ -50,6 +50,9 @@ struct StateMaskPart {
   size_t num_accepted = 0;
   PositionRuns dependent;
   size_t num_dependent = 0;
+  // The automaton states the walk's item sets held (ConfigWalker::states_met): the shared
+  // cache's key radius (state_key.h).
+  std::vector<StateId> states_met;
 };
 
 // The fast path over [from, to), the same answer as ClassifyState's on those positions.
