@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 namespace gbnf::detail {
@@ -16,7 +15,11 @@ constexpr uint32_t kUnnumbered = UINT32_MAX;
 struct KeyScratch {
   std::vector<uint32_t> distance;  // bytes from the key's state (kUnnumbered: not reached)
   std::vector<StateId> reached;    // the states whose distance is set
-  std::deque<StateId> work;        // the distance search's frontier (0-1 breadth-first)
+  // The distance search's frontier (0-1 breadth-first): the states at distance `level` not
+  // followed yet, and those found one byte further.
+  std::vector<StateId> now;
+  std::vector<StateId> next;
+  uint32_t level = 0;
   std::vector<uint32_t> state;     // canonical numbers of the key being written
   std::vector<uint32_t> rule;
   std::vector<RuleId> rules_met;
@@ -34,6 +37,33 @@ constexpr uint32_t kLayerEnd = UINT32_MAX;       // never a state's number
 KeyScratch& ThreadScratch() {
   thread_local KeyScratch scratch;
   return scratch;
+}
+
+// The key's hash: four independent lanes over blocks of 8 words (a serial hash over a long
+// key's tens of thousands of words was half its cost), the words after the last whole block
+// folded in when a level ends (a later level's blocks take them again).
+constexpr uint64_t kP1 = 0x9E3779B185EBCA87ull;
+constexpr uint64_t kP2 = 0xC2B2AE3D27D4EB4Full;
+constexpr uint64_t kP3 = 0x165667B19E3779F9ull;
+
+inline uint64_t Rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+void HashBlock(uint64_t* lanes, const uint32_t* w) {
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t v = uint64_t{w[2 * i]} | (uint64_t{w[2 * i + 1]} << 32);
+    lanes[i] = Rotl(lanes[i] + v * kP2, 31) * kP1;
+  }
+}
+
+uint64_t FinishHash(const uint64_t* lanes, const uint32_t* tail, size_t n, size_t size) {
+  uint64_t h = Rotl(lanes[0], 1) + Rotl(lanes[1], 7) + Rotl(lanes[2], 12) + Rotl(lanes[3], 18);
+  for (size_t i = 0; i < n; ++i) h = Rotl(h ^ (tail[i] * kP1), 23) * kP2 + kP3;
+  h ^= size * kP3;
+  h ^= h >> 33;
+  h *= kP2;
+  h ^= h >> 29;
+  h *= kP3;
+  return h ^ (h >> 32);
 }
 
 uint32_t RadiusCap(size_t max_token_bytes) {
@@ -63,10 +93,11 @@ StateKeyWriter::StateKeyWriter(const Automaton& automaton, StateId state, size_t
       scratch_(ThreadScratch()) {
   if (scratch_.rule.size() < a_.num_rules()) scratch_.rule.resize(a_.num_rules(), kUnnumbered);
   Fit(state);
-  scratch_.work.clear();
+  scratch_.now.assign(1, state);
+  scratch_.next.clear();
+  scratch_.level = 0;
   scratch_.distance[state] = 0;
   scratch_.reached.push_back(state);
-  scratch_.work.push_back(state);
   scratch_.layer.clear();
   scratch_.after.clear();
   scratch_.key.code.clear();
@@ -81,7 +112,8 @@ StateKeyWriter::~StateKeyWriter() {
   scratch_.rules_met.clear();
   for (StateId s : scratch_.reached) scratch_.distance[s] = kUnnumbered;
   scratch_.reached.clear();
-  scratch_.work.clear();
+  scratch_.now.clear();
+  scratch_.next.clear();
   // A thread keeps the arrays of ordinary automata, not those of a huge one.
   if (scratch_.state.size() > kKeptStates) {
     std::vector<uint32_t>().swap(scratch_.state);
@@ -103,36 +135,39 @@ void StateKeyWriter::Fit(StateId s) {
 // call's target 0); the states just outside get their distance without being followed.
 bool StateKeyWriter::MeasureUpTo(uint32_t radius) {
   if (failed_) return false;
-  std::deque<StateId>& work = scratch_.work;
   std::vector<uint32_t>& distance = scratch_.distance;
-  auto reach = [&](StateId s, uint32_t d, bool front) {
+  auto reach = [&](StateId s, uint32_t d) {
     if (s >= distance.size()) Fit(s);
     uint32_t& old = distance[s];
-    if (old != kUnnumbered && old <= d) return;
+    if (old <= d) return;  // kUnnumbered (not reached) is larger than any distance
     if (old == kUnnumbered) scratch_.reached.push_back(s);
     old = d;
-    if (front) {
-      work.push_front(s);
-    } else {
-      work.push_back(s);
-    }
+    (d == scratch_.level ? scratch_.now : scratch_.next).push_back(s);
   };
-  while (!work.empty() && distance[work.front()] <= radius) {
+  while (scratch_.level <= radius) {
+    if (scratch_.now.empty()) {
+      if (scratch_.next.empty()) break;
+      scratch_.now.swap(scratch_.next);
+      scratch_.next.clear();
+      ++scratch_.level;
+      continue;
+    }
     if (scratch_.reached.size() > max_states_) {
       failed_ = true;
       return false;
     }
-    const StateId s = work.front();
-    work.pop_front();
+    const StateId s = scratch_.now.back();
+    scratch_.now.pop_back();
     const uint32_t d = distance[s];
-    for (const ByteEdge& e : a_.ByteEdges(s)) reach(e.target, d + 1, false);
+    if (d != scratch_.level) continue;  // met again nearer, and followed from there
+    for (const ByteEdge& e : a_.ByteEdges(s)) reach(e.target, d + 1);
     for (const CallEdge& c : a_.CallEdges(s)) {
       if (!a_.RuleBuilt(c.rule)) {
         unbuilt_ = failed_ = true;
         return false;
       }
-      reach(a_.RuleStart(c.rule), d, true);
-      reach(c.target, d, true);
+      reach(a_.RuleStart(c.rule), d);
+      reach(c.target, d);
     }
   }
   failed_ = scratch_.reached.size() > max_states_;
@@ -163,8 +198,11 @@ bool StateKeyWriter::WriteTo(int level, std::vector<uint64_t>* crossed) {
       if (!EmitLayer()) return false;
     }
     const std::vector<uint32_t>& code = scratch_.key.code;
-    for (; hashed_ < code.size(); ++hashed_) fnv_ = (fnv_ ^ code[hashed_]) * 0x100000001B3ull;
-    scratch_.key.hash = fnv_ ^ (code.size() << 1);
+    for (; hashed_ + kBlockWords <= code.size(); hashed_ += kBlockWords) {
+      HashBlock(lanes_, code.data() + hashed_);
+    }
+    scratch_.key.hash = FinishHash(lanes_, code.data() + hashed_, code.size() - hashed_,
+                                   code.size());
     level_ = l;
     if (l < level && crossed != nullptr) crossed->push_back(scratch_.key.hash);
   }
@@ -202,45 +240,43 @@ uint32_t StateKeyWriter::Number(StateId s) {
   return scratch_.state[s];
 }
 
-// A rule's canonical number; its first mention also writes its start and nullability. False
-// when the rule is not built yet.
-bool StateKeyWriter::Rule(RuleId r) {
-  if (r >= scratch_.rule.size()) scratch_.rule.resize(size_t{r} + 1, kUnnumbered);
-  uint32_t& n = scratch_.rule[r];
-  const bool fresh = n == kUnnumbered;
-  if (fresh && !a_.RuleBuilt(r)) {
-    unbuilt_ = true;
-    return false;
-  }
-  if (fresh) {
-    n = static_cast<uint32_t>(scratch_.rules_met.size());
-    scratch_.rules_met.push_back(r);
-  }
-  scratch_.key.code.push_back(n);
-  if (!fresh) return true;
-  const uint32_t start = Number(a_.RuleStart(r));
-  scratch_.key.code.push_back(start);
-  scratch_.key.code.push_back(a_.RuleNullable(r) ? 1 : 0);
-  return true;
-}
-
-// A state's record: its number, final kind, byte edges and call edges.
+// A state's record: its number, final kind, byte edges (range, target) and call edges (rule,
+// then the rule's start and nullability at its first mention, target). Written through a
+// pointer into room made for the longest record (the number of writes is half of a key's cost).
 bool StateKeyWriter::Emit(StateId s) {
+  const auto bytes = a_.ByteEdges(s);
+  const auto calls = a_.CallEdges(s);
   std::vector<uint32_t>& code = scratch_.key.code;
-  code.push_back(scratch_.state[s]);
-  code.push_back(a_.IsPureFinal(s) ? 2 : a_.IsFinal(s) ? 1 : 0);
-  code.push_back(static_cast<uint32_t>(a_.ByteEdges(s).size()));
-  for (const ByteEdge& e : a_.ByteEdges(s)) {
-    code.push_back((uint32_t{e.lo} << 8) | e.hi);
-    const uint32_t target = Number(e.target);
-    code.push_back(target);
+  const size_t at = code.size();
+  code.resize(at + 4 + 2 * bytes.size() + 4 * calls.size());
+  uint32_t* out = code.data() + at;  // Number() and the rule table never touch `code`
+  *out++ = scratch_.state[s];
+  *out++ = a_.IsPureFinal(s) ? 2 : a_.IsFinal(s) ? 1 : 0;
+  *out++ = static_cast<uint32_t>(bytes.size());
+  for (const ByteEdge& e : bytes) {
+    *out++ = (uint32_t{e.lo} << 8) | e.hi;
+    *out++ = Number(e.target);
   }
-  code.push_back(static_cast<uint32_t>(a_.CallEdges(s).size()));
-  for (const CallEdge& c : a_.CallEdges(s)) {
-    if (!Rule(c.rule)) return false;
-    const uint32_t target = Number(c.target);
-    code.push_back(target);
+  *out++ = static_cast<uint32_t>(calls.size());
+  for (const CallEdge& c : calls) {
+    if (c.rule >= scratch_.rule.size()) scratch_.rule.resize(size_t{c.rule} + 1, kUnnumbered);
+    uint32_t& n = scratch_.rule[c.rule];
+    if (n != kUnnumbered) {
+      *out++ = n;
+    } else {
+      if (!a_.RuleBuilt(c.rule)) {
+        unbuilt_ = failed_ = true;
+        return false;
+      }
+      n = static_cast<uint32_t>(scratch_.rules_met.size());
+      scratch_.rules_met.push_back(c.rule);
+      *out++ = n;
+      *out++ = Number(a_.RuleStart(c.rule));
+      *out++ = a_.RuleNullable(c.rule) ? 1 : 0;
+    }
+    *out++ = Number(c.target);
   }
+  code.resize(static_cast<size_t>(out - code.data()));
   return true;
 }
 

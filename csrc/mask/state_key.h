@@ -83,7 +83,6 @@ class StateKeyWriter {
   bool MeasureUpTo(uint32_t radius);
   bool EmitLayer();
   bool Emit(StateId s);
-  bool Rule(RuleId r);
   uint32_t Number(StateId s);
   void Fit(StateId s);
 
@@ -92,8 +91,9 @@ class StateKeyWriter {
   size_t max_token_bytes_;
   int level_ = -1;         // the last level written to
   uint32_t layer_ = 0;     // the next layer to write
-  size_t hashed_ = 0;      // code words folded into fnv_
-  uint64_t fnv_ = 0xCBF29CE484222325ull;
+  static constexpr size_t kBlockWords = 8;
+  size_t hashed_ = 0;  // code words folded into the hash lanes (whole blocks)
+  uint64_t lanes_[4] = {0x60EA27EEADC0B5D6ull, 0xC2B2AE3D27D4EB4Full, 0, 0x61C8864E7A143579ull};
   bool failed_ = false;  // the ball grew too large or met an unbuilt rule: every key fails
   bool unbuilt_ = false;
   KeyScratch& scratch_;
