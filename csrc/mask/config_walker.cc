@@ -90,6 +90,10 @@ void ConfigWalker::Begin(Recognizer* recognizer, size_t max_token_length) {
 }
 
 void ConfigWalker::End() {
+  // A thread keeps the marks of ordinary automata, not those of a huge one.
+  constexpr size_t kKeptMarks = size_t{1} << 20;
+  std::vector<uint32_t>& marks = ThreadMetMarks().epoch;
+  if (marks.size() > kKeptMarks) std::vector<uint32_t>().swap(marks);
   held_ = 0;
   recognizer_level_ = kNil;
   SyncRecognizer();

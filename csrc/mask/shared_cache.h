@@ -1,9 +1,9 @@
 // The shared (level-2) mask cache: classifications keyed by StateKey (state_key.h), so that every
 // state whose classification would read an equal part of the automaton, in any grammar compiled
-// against the same Vocab object with the same max_state_size, uses one classification. Process-wide,
-// thread-safe (one mutex, taken on a cache miss of level 1 only), bounded by a byte budget with
-// least-recently-used eviction. An evicted entry stays alive as long as a grammar's level-1
-// entry holds it (shared ownership); the budget counts each classification once.
+// against the same Vocab object with the same max_state_size, uses one classification.
+// Process-wide, thread-safe (one mutex, taken on a cache miss of level 1 only), bounded by a byte
+// budget with least-recently-used eviction. An evicted entry stays alive as long as a grammar's
+// level-1 entry holds it (shared ownership); the budget counts each classification once.
 #pragma once
 
 #include <array>
