@@ -6,6 +6,7 @@ set(GBNF_MASK_SOURCES
   csrc/mask/config_walker.cc
   csrc/mask/loop_bytes.cc
   csrc/mask/loop_walk.cc
+  csrc/mask/tail_walk.cc
   csrc/mask/trie_walks.cc
   csrc/mask/state_mask.cc
   csrc/mask/state_key.cc

@@ -207,31 +207,40 @@ size_t LoopWalk::AfterTaken(size_t pos, size_t to) {
 // with the trie's runs of that class, the walk jumps over them from the start and walks only
 // the others (in a JSON string body, the few thousand tokens with a quote, a backslash or a
 // control byte of 128k-262k).
-void LoopWalk::CoverTheStart(size_t from, size_t to) {
+bool LoopWalk::CoverTheStart(size_t from, size_t to) {
   // (A class of kMinInsideBytes bytes has a wide edge: narrower ones are not searched.)
   if (to - from <= kMinFind || walker_.config_at(0) < 0 ||
       walker_.WidestByteRange(walker_.config_at(0)) < kMinInsideBytes / 2) {
-    return;
+    return false;
   }
   // Only a class with the space is listed (InsideOf): a state that refuses it needs no search
   // (a step the walk takes anyway, for the tokens that begin with a space).
   const char space = ' ';
-  if (walker_.Extend(0, std::string_view(&space, 1)) != 1) return;
+  if (walker_.Extend(0, std::string_view(&space, 1)) != 1) return false;
   const LoopBytes loops = loops_.At(walker_, 0);
-  if (!loops.any() || InsideOf(loops) == nullptr) return;
+  const TokenTrie::ClassRuns* inside = loops.any() ? InsideOf(loops) : nullptr;
+  if (inside == nullptr) return false;
   // The loop bytes may be a first character's, with more bytes looping after it (an identifier
   // after the letters that start no keyword): the cover would walk every token with those
   // (they are not in the class) where the walk from the first character jumps over them.
   const auto first = static_cast<char>(LowestByte(loops));
-  if (walker_.Extend(0, std::string_view(&first, 1)) != 1) return;
+  if (walker_.Extend(0, std::string_view(&first, 1)) != 1) return false;
   const LoopBytes after = loops_.At(walker_, 1);
   const bool counted_on = loops.budget != LoopBytes::kUnbounded && after.budget + 1 == loops.budget;
   if (after.ascii[0] != loops.ascii[0] || after.ascii[1] != loops.ascii[1] ||
       after.non_ascii != loops.non_ascii || (after.budget != loops.budget && !counted_on)) {
-    return;
+    return false;
+  }
+  if (loops.budget == LoopBytes::kUnbounded) {
+    TokenTrie::ByteClass cls;
+    cls.ascii[0] = loops.ascii[0];
+    cls.ascii[1] = loops.ascii[1];
+    cls.non_ascii = loops.non_ascii;
+    if (WalkRunsAndTails(*inside, cls, from, to)) return true;
   }
   // (Refusing the longer strings of a count is left to the walk.)
   PushCover({to, 0, loops, false, loops.budget}, from, true);
+  return false;
 }
 
 // The walker holds a prefix of the last token it walked; `bound` is the longest common prefix of
@@ -241,7 +250,7 @@ void LoopWalk::CoverTheStart(size_t from, size_t to) {
 std::pair<size_t, size_t> LoopWalk::Run(size_t from, size_t to) {
   uint32_t held = 0;
   uint32_t bound = 0;
-  CoverTheStart(from, to);
+  if (CoverTheStart(from, to)) return {num_accepted_, num_dependent_};
   for (size_t pos = from; pos < to;) {
     if (pos != from) bound = std::min(bound, trie_.lcp(pos));
     while (!covers_.empty() && pos >= covers_.back().end) covers_.pop_back();

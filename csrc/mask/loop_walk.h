@@ -16,7 +16,9 @@
 // bodies listed with the trie, other classes once per vocabulary by a background worker)
 // replaces the scans: a cover whose root is in the class accepts those tokens run by run and
 // walks only the others, and a state that loops itself is one cover from the start (in a JSON
-// string body, a few thousand tokens of 128k-262k are walked).
+// string body, a few thousand tokens of 128k-262k are walked). Where every character of the
+// class leads such a state back to one configuration, the others are walked by their tails
+// instead, as a trie (mask/tail_walk.cc): a few hundred steps.
 // Accepted and dependent positions are kept as runs (a jump is one run); the result is the
 // reference walk's, position for position.
 #pragma once
@@ -87,8 +89,35 @@ class LoopWalk {
   // that a token below is in the class exactly when its tail is.
   void PushCover(Cover cover, size_t pos, bool root_taken);
   // A cover of the whole range [from, to) when the state itself loops (depth 0) and the trie
-  // keeps the runs of its loop bytes.
-  void CoverTheStart(size_t from, size_t to);
+  // keeps the runs of its loop bytes; true when the range was classified outright instead
+  // (WalkRunsAndTails).
+  bool CoverTheStart(size_t from, size_t to);
+  // (mask/tail_walk.cc.) When one character of `cls` leads the start to a configuration that
+  // every whole character of the class, from the start or from there, leads to again (the same
+  // items, stack and completion, not only the same shape), and no byte of one completes, a
+  // token of the class's characters and then a tail is classified by its tail alone, from the
+  // start (no prefix) or from that configuration: the runs are accepted, and the tails walked
+  // as a trie, each refused tail prefix refusing every tail below it. Classifies [from, to) so
+  // and returns true, or returns false having classified nothing.
+  bool WalkRunsAndTails(const TokenTrie::ClassRuns& inside, const TokenTrie::ByteClass& cls,
+                        size_t from, size_t to);
+  // Every whole character of `cls`, from the configuration the walker holds at `level`, leads
+  // to `target`, and none of its bytes completes (`seen`: as CharactersReturn's).
+  bool CharactersLead(uint32_t level, int32_t target, const TokenTrie::ByteClass& cls,
+                      std::vector<std::pair<uint8_t, int32_t>>* seen);
+  // The multi-byte characters from `level` (the walker holds a character's first bytes there,
+  // UTF-8 state `utf8`) lead to `target`; `seen`: the (state, configuration) pairs explored.
+  bool CharactersReturn(uint32_t level, uint8_t utf8, int32_t target,
+                        std::vector<std::pair<uint8_t, int32_t>>* seen);
+  int32_t StepOf(int32_t config, uint32_t level, uint8_t byte);
+  struct TailResults {
+    std::vector<uint32_t> taken;      // positions
+    std::vector<uint32_t> dependent;  // positions
+  };
+  void WalkTails(const TokenTrie::TailList& list, size_t from, size_t to, uint32_t base,
+                 TailResults* out);
+  void AcceptRunsAndTails(const TokenTrie::ClassRuns& inside, size_t from, size_t to,
+                          std::vector<uint32_t>* taken);
   // After the walker took the whole token at `pos`: jumps its subtree, or makes it a cover;
   // returns the next position.
   size_t AfterTaken(size_t pos, size_t to);

@@ -1,4 +1,5 @@
-// TokenTrie::RunsInside: the trie positions whose bytes all lie in one byte class, kept per class.
+// TokenTrie::RunsInside: the trie positions whose bytes all lie in one byte class, kept per class,
+// with the tails of the others.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,50 @@ struct ClassDfa {
   }
 };
 
+std::string_view TailOf(const TokenTrie& trie, const TokenTrie::ClassTail& t) {
+  return trie.bytes(t.pos).substr(t.start);
+}
+
+// A list of tails in byte order (equal tails by position), with their lcps and next lowers.
+TokenTrie::TailList SortedTails(const TokenTrie& trie, std::vector<TokenTrie::ClassTail> tails) {
+  std::sort(tails.begin(), tails.end(), [&](const auto& a, const auto& b) {
+    const std::string_view x = TailOf(trie, a);
+    const std::string_view y = TailOf(trie, b);
+    return x != y ? x < y : a.pos < b.pos;
+  });
+  TokenTrie::TailList out;
+  const size_t n = tails.size();
+  out.lcp.assign(n, 0);
+  for (size_t i = 1; i < n; ++i) {
+    const std::string_view x = TailOf(trie, tails[i - 1]);
+    const std::string_view y = TailOf(trie, tails[i]);
+    const size_t m = std::min(x.size(), y.size());
+    uint32_t k = 0;
+    while (k < m && x[k] == y[k]) ++k;
+    out.lcp[i] = k;
+  }
+  out.next_lower.assign(n, static_cast<uint32_t>(n));
+  std::vector<uint32_t> open;  // tails whose next lower is not found yet (lcps ascending)
+  for (size_t i = 0; i < n; ++i) {
+    while (!open.empty() && out.lcp[open.back()] > out.lcp[i]) {
+      out.next_lower[open.back()] = static_cast<uint32_t>(i);
+      open.pop_back();
+    }
+    open.push_back(static_cast<uint32_t>(i));
+  }
+  out.tails = std::move(tails);
+  return out;
+}
+
+void SortTails(const TokenTrie& trie, std::vector<TokenTrie::ClassTail> tails,
+               TokenTrie::ClassRuns* out) {
+  std::vector<TokenTrie::ClassTail> bare;
+  std::vector<TokenTrie::ClassTail> prefixed;
+  for (const auto& t : tails) (t.start == 0 ? bare : prefixed).push_back(t);
+  out->bare_tails = SortedTails(trie, std::move(bare));
+  out->prefixed_tails = SortedTails(trie, std::move(prefixed));
+}
+
 // One pass in trie order. The state after each depth of the previous token is kept, so a shared
 // prefix (lcp) is read once, and a token that shares a refused prefix is refused unread.
 TokenTrie::ClassRuns BuildClassRuns(const TokenTrie& trie, const TokenTrie::ByteClass& cls) {
@@ -47,10 +92,15 @@ TokenTrie::ClassRuns BuildClassRuns(const TokenTrie& trie, const TokenTrie::Byte
   // after[d]: the state after the first d bytes of the last token read (valid below refused_at,
   // the depth at which it was refused: its first refused byte plus one).
   std::vector<Utf8State> after(trie.vocab().max_token_length() + 1, detail::kUtf8Start);
+  std::vector<TokenTrie::ClassTail> tails;
   uint32_t refused_at = UINT32_MAX;
+  uint32_t tail_start = 0;  // of the refused token: its last character boundary before the refusal
   for (size_t p = 0; p < trie.size(); ++p) {
     const uint32_t lcp = trie.lcp(p);
-    if (lcp >= refused_at) continue;  // starts with the refused prefix
+    if (lcp >= refused_at) {  // starts with the refused prefix: the same tail start
+      tails.push_back({static_cast<uint32_t>(p), tail_start});
+      continue;
+    }
     refused_at = UINT32_MAX;
     const std::string_view bytes = trie.bytes(p);
     Utf8State state = after[lcp];
@@ -62,7 +112,12 @@ TokenTrie::ClassRuns BuildClassRuns(const TokenTrie& trie, const TokenTrie::Byte
       }
       after[d + 1] = state;
     }
-    if (state == detail::kUtf8Invalid) continue;
+    if (state == detail::kUtf8Invalid) {
+      tail_start = refused_at - 1;
+      while (tail_start > 0 && after[tail_start] != detail::kUtf8Start) --tail_start;
+      tails.push_back({static_cast<uint32_t>(p), tail_start});
+      continue;
+    }
     // Every token below p in the class too: the subtree is one run (its lcps are >= len(p)).
     size_t end = p + 1;
     if (state == detail::kUtf8Start && trie.subtree_end(p) > end &&
@@ -87,6 +142,7 @@ TokenTrie::ClassRuns BuildClassRuns(const TokenTrie& trie, const TokenTrie::Byte
   out.runs.shrink_to_fit();
   out.min_lcp.shrink_to_fit();
   out.max_chars.shrink_to_fit();
+  SortTails(trie, std::move(tails), &out);
   return out;
 }
 
