@@ -220,17 +220,13 @@ class TokenTrie {
       return ascii[0] == o.ascii[0] && ascii[1] == o.ascii[1] && non_ascii == o.non_ascii;
     }
   };
-  // The positions whose bytes all lie in one class (its ASCII bytes; the others, when
-  // non_ascii, valid UTF-8 whose last character may be cut short), as ascending disjoint runs
-  // [first, second), with per run the smallest lcp of its positions after its first (what a
-  // walk that jumps over part of a run may keep of the prefix it holds) and the most characters
-  // of its positions (chars(), 255 for 255 or more: what a bounded repetition must allow).
-  // The positions in no run, as tails: a token's tail is what follows its longest prefix of
-  // whole characters of the class (it begins with a byte outside the class, or with a character
-  // that is broken or cut short before such a byte). Two lists, of the tokens without such a
-  // prefix and with one, each ordered by tail bytes with each tail's lcp with the one before and
-  // the next tail with a smaller lcp, so that a walk from a configuration that every character
-  // of the class leads to classifies them as a trie of tails (mask/tail_walk.cc).
+  // The positions in none of a class's runs (below), as tails: a token's tail is what follows
+  // its longest prefix of whole characters of the class (it begins with a byte outside the
+  // class, or with a character that is broken or cut short before such a byte). Two lists, of
+  // the tokens without such a prefix and with one, each ordered by tail bytes with each tail's
+  // lcp with the one before and the next tail with a smaller lcp, so that a walk from a
+  // configuration that every character of the class leads to classifies them as a trie of
+  // tails (mask/tail_walk.cc).
   struct ClassTail {
     uint32_t pos;    // the token's trie position
     uint32_t start;  // the tail's first byte in the token
@@ -240,12 +236,17 @@ class TokenTrie {
     std::vector<uint32_t> lcp;         // with the tail before (0 for the first)
     std::vector<uint32_t> next_lower;  // the first later tail with a smaller lcp (or the end)
   };
+  // The positions whose bytes all lie in one class (its ASCII bytes; the others, when
+  // non_ascii, valid UTF-8 whose last character may be cut short), as ascending disjoint runs
+  // [first, second), with per run the smallest lcp of its positions after its first (what a
+  // walk that jumps over part of a run may keep of the prefix it holds) and the most characters
+  // of its positions (chars(), 255 for 255 or more: what a bounded repetition must allow).
   struct ClassRuns {
     std::vector<std::pair<uint32_t, uint32_t>> runs;
     std::vector<uint32_t> min_lcp;  // UINT32_MAX for a run of one position
     std::vector<uint8_t> max_chars;
-    TailList bare_tails;      // tokens that begin outside the class
-    TailList prefixed_tails;  // tokens with a prefix of the class
+    TailList bare_tails;      // the others that begin outside the class
+    TailList prefixed_tails;  // the others with a prefix of the class
   };
   // The classes whose runs a trie keeps (a few KiB to a few hundred KiB each): the string
   // bodies and comments of a grammar use a handful.
