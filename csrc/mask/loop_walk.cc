@@ -98,6 +98,15 @@ LoopWalk::Skip LoopWalk::SkipInside(Cover* cover, size_t pos, size_t to) {
   return {end, std::max(inside.min_lcp[r], cover->depth)};
 }
 
+// The loop bytes as the trie's byte class.
+TokenTrie::ByteClass LoopWalk::ClassOf(const LoopBytes& loops) {
+  TokenTrie::ByteClass cls;
+  cls.ascii[0] = loops.ascii[0];
+  cls.ascii[1] = loops.ascii[1];
+  cls.non_ascii = loops.non_ascii;
+  return cls;
+}
+
 const TokenTrie::ClassRuns* LoopWalk::InsideOf(const LoopBytes& loops) {
   // Most tokens of a BPE vocabulary begin with a space: without it in the class (an
   // identifier's), the class's tokens come in short runs, and listing them (a pass over every
@@ -108,10 +117,7 @@ const TokenTrie::ClassRuns* LoopWalk::InsideOf(const LoopBytes& loops) {
       PopCount(loops.ascii[0]) + PopCount(loops.ascii[1]) < kMinInsideBytes) {
     return nullptr;
   }
-  TokenTrie::ByteClass cls;
-  cls.ascii[0] = loops.ascii[0];
-  cls.ascii[1] = loops.ascii[1];
-  cls.non_ascii = loops.non_ascii;
+  const TokenTrie::ByteClass cls = ClassOf(loops);
   for (const auto& [seen, runs] : inside_) {
     if (seen == cls) return runs;
   }
@@ -232,11 +238,7 @@ bool LoopWalk::CoverTheStart(size_t from, size_t to) {
     return false;
   }
   if (loops.budget == LoopBytes::kUnbounded) {
-    TokenTrie::ByteClass cls;
-    cls.ascii[0] = loops.ascii[0];
-    cls.ascii[1] = loops.ascii[1];
-    cls.non_ascii = loops.non_ascii;
-    if (WalkRunsAndTails(*inside, cls, from, to)) return true;
+    if (WalkRunsAndTails(*inside, ClassOf(loops), from, to)) return true;
   }
   // (Refusing the longer strings of a count is left to the walk.)
   PushCover({to, 0, loops, false, loops.budget}, from, true);

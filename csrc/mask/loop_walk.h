@@ -82,6 +82,7 @@ class LoopWalk {
     uint32_t lcp;
   };
   Skip SkipInside(Cover* cover, size_t pos, size_t to);
+  static TokenTrie::ByteClass ClassOf(const LoopBytes& loops);
   // The trie's runs of the class of `loops` (a loop, no budget), or null.
   const TokenTrie::ClassRuns* InsideOf(const LoopBytes& loops);
   // Pushes `cover` (its subtree starts after `pos`, its root), with the trie's runs of its loop
