@@ -1,6 +1,7 @@
 """First and warm replays of real documents, for A/B runs of two builds (bench/ab_builds.py).
 
-    python bench/first_replay.py [--vocab llama-bpe] [--reps 2] [--json out.json]
+    python bench/first_replay.py [--vocab llama-bpe] [--reps 2] [--step-ms 0] [--no-prefetch]
+                                 [--json out.json]
     python bench/ab_builds.py --base OTHER/bin/python --rounds 3 -- bench/first_replay.py
 
 The documents of tests/mask_documents.py (with llama.cpp's grammars) and one JSON Schema object
@@ -15,6 +16,7 @@ Exits 1 when a replay refuses the document's own token.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -58,7 +60,14 @@ def main() -> int:
     ap.add_argument("--vocab", default="llama-bpe")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--json", help="write {mode-document: {p50, p90, p99, max}} here")
+    ap.add_argument(
+        "--step-ms", type=float, default=0.0, help="model time after each accept (asleep)"
+    )
+    ap.add_argument(
+        "--no-prefetch", action="store_true", help="cold replays compiled with prefetch=False"
+    )
     args = ap.parse_args()
+    ml.step_seconds = args.step_ms / 1e3
     grammars_dir = Path(next(iter(llama_cpp_grammars().values()))).parent
     docs = [*documents(grammars_dir), ("maxlen", schema_to_gbnf(MAXLEN_SCHEMA), maxlen_document())]
     llm = ml.load_model(args.vocab)
@@ -68,7 +77,8 @@ def main() -> int:
     gs.Matcher(keep_alive).fill_mask(np.zeros((vocab.size + 31) // 32, dtype=np.int32))
     summary: dict[str, dict[str, Any]] = {}
     violations = 0
-    for mode, run in (("cold", ml.run_ours), ("warm", ml.run_ours_warm)):
+    cold = functools.partial(ml.run_ours, prefetch=not args.no_prefetch)
+    for mode, run in (("cold", cold), ("warm", ml.run_ours_warm)):
         pooled: list[float] = []
         for name, grammar, text in docs:
             tokens = llm.tokenize(text.encode(), add_bos=False, special=False)

@@ -19,6 +19,8 @@ overhead). Engines:
               each state's entry is classified at first sight: by the step that meets it, or by
               background precompute if it got there first, as it would for a user
               ("first mask" = cold compile + first fill);
+  ours-noprefetch  the same without prefetch (gs.compile(prefetch=False)): the precompute
+              plan only, nothing classified ahead after an accept;
   ours-warm   the same grammar again (compile-cache hit, mask cache warm): the steady state of a
               server that reuses grammars ("first mask" = cached compile + first fill);
   llama       llama.cpp's native grammar sampler through llama-cpp-python's low-level API
@@ -33,8 +35,9 @@ overhead). Engines:
               ("first mask" = compile, which precomputes xgrammar's adaptive masks, + first fill).
 "mem" is the memory a grammar holds after its replay: ours CompiledGrammar.stats().bytes (mask
 cache entries), xgrammar CompiledGrammar.memory_size_bytes; llguidance keeps no per-state masks.
-``--step-ms N`` sleeps N ms after every timed step (outside the clock), as a decode on an
-accelerator would leave the CPU to background work; the default 0 replays masks back to back.
+``--step-ms N`` sleeps N ms after every accept (outside the clock), where a decode of the
+accepted token on an accelerator would leave the CPU to background work; the default 0 replays
+masks back to back. Accept calls are timed apart from the masks ("accept p50/p99").
 Prints a markdown table and the ratios of each engine's p50/p99/max/first-mask to ours.
 """
 
@@ -65,8 +68,9 @@ ALL_VOCABS = ["llama-bpe", "qwen2", "gemma"]
 # out preemption by other processes on a shared machine (~4 ms scheduler slices otherwise show up
 # as "max" for every engine alike).
 now_ns = time.perf_counter_ns
-# Model time between two masks (--step-ms), spent asleep outside the clock: what a decode on an
-# accelerator leaves the CPU cores for (background precompute, for ours). 0: masks back to back.
+# Model time between an accept and the next mask (--step-ms), spent asleep outside the clock:
+# the decode of the accepted token, which leaves the CPU cores to background work (precompute
+# and prefetch, for ours). 0: masks back to back.
 step_seconds = 0.0
 
 
@@ -92,9 +96,17 @@ def percentiles(us: list[float]) -> dict[str, float]:
     return {"p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99), "max": s[-1], "n": len(s)}
 
 
+def accept_percentiles(res: Result) -> str:
+    if not res.accepts:
+        return "-"
+    p = percentiles(res.accepts)
+    return f"{p['p50']:.1f}/{p['p99']:.1f}"
+
+
 class Result:
     def __init__(self) -> None:
         self.steps: list[float] = []
+        self.accepts: list[float] = []  # the accept call after each mask (not in `steps`)
         self.first_cold: list[float] = []
         self.first_cached: list[float] = []
         self.violations = 0
@@ -114,22 +126,30 @@ def replay_ours(m: gs.Matcher, vocab: gs.Vocab, tokens: list[int], res: Result) 
         a = now_ns()
         m.fill_mask(row)
         res.steps.append((now_ns() - a) / 1e3)
-        model_time()
-        if not bit(row, tid) or not m.accept_token(tid):
+        if not bit(row, tid):
             res.violations += 1
             return
+        a = now_ns()
+        accepted = m.accept_token(tid)
+        res.accepts.append((now_ns() - a) / 1e3)
+        if not accepted:
+            res.violations += 1
+            return
+        model_time()
     m.fill_mask(row)
     res.violations += 0 if any(bit(row, e) for e in vocab.eos_ids) else 1
 
 
-def run_ours(vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result) -> None:
+def run_ours(
+    vocab: gs.Vocab, grammar: str, tokens: list[int], res: Result, prefetch: bool = True
+) -> None:
     """First replay on a fresh compile: every state's mask-cache entry is filled on first use."""
     g = gs.Grammar.from_gbnf(grammar)
     g.automaton()  # parsed and built before the clock, like the GBNF text of the other engines
     clear_cache()  # no entries shared from earlier grammars: a first sight
     row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
     t0 = time.perf_counter()
-    compiled = gs.compile(g, vocab, cache=False)
+    compiled = gs.compile(g, vocab, cache=False, prefetch=prefetch)
     m = gs.Matcher(compiled)
     m.fill_mask(row)
     res.first_cold.append((time.perf_counter() - t0) * 1e3)
@@ -214,11 +234,13 @@ def run_llama(llm: Any, grammar: str, tokens: list[int], eos: list[int], res: Re
             a = now_ns()
             lc.llama_sampler_apply(smpl, ctypes.byref(cand.arr))
             res.steps.append((now_ns() - a) / 1e3)
-            model_time()
             if not cand.allowed(tid):
                 res.violations += 1
                 return  # llama.cpp aborts when accepting a token its grammar refuses
+            a = now_ns()
             lc.llama_sampler_accept(smpl, tid)
+            res.accepts.append((now_ns() - a) / 1e3)
+            model_time()
         cand.reset_fast(template)
         lc.llama_sampler_apply(smpl, ctypes.byref(cand.arr))
         res.violations += 0 if any(cand.allowed(e) for e in eos) else 1
@@ -266,10 +288,16 @@ def run_llguidance(
         a = now_ns()
         llnp.fill_next_token_bitmask(m, bitmask, 0)
         res.steps.append((now_ns() - a) / 1e3)
-        model_time()
-        if not bit(bitmask[0], tid) or not m.consume_token(tid):
+        if not bit(bitmask[0], tid):
             res.violations += 1
             return
+        a = now_ns()
+        accepted = m.consume_token(tid)
+        res.accepts.append((now_ns() - a) / 1e3)
+        if not accepted:
+            res.violations += 1
+            return
+        model_time()
 
 
 # --- xgrammar (optional) -------------------------------------------------------------------------
@@ -304,10 +332,16 @@ def run_xgrammar(
         a = now_ns()
         m.fill_next_token_bitmask(bitmask, 0)
         res.steps.append((now_ns() - a) / 1e3)
-        model_time()
-        if not bit(row, tid) or not m.accept_token(tid):
+        if not bit(row, tid):
             res.violations += 1
             return
+        a = now_ns()
+        accepted = m.accept_token(tid)
+        res.accepts.append((now_ns() - a) / 1e3)
+        if not accepted:
+            res.violations += 1
+            return
+        model_time()
     m.fill_next_token_bitmask(bitmask, 0)
     res.violations += 0 if any(bit(row, e) for e in vocab.eos_ids) else 1
     res.memory.append(int(compiled.memory_size_bytes))
@@ -364,6 +398,8 @@ def main() -> int:
                 try:
                     if engine == "ours":
                         run_ours(vocab, grammar, tokens, res)
+                    elif engine == "ours-noprefetch":
+                        run_ours(vocab, grammar, tokens, res, prefetch=False)
                     elif engine == "ours-warm":
                         run_ours_warm(vocab, grammar, tokens, res)
                     elif engine == "llama":
@@ -381,7 +417,7 @@ def main() -> int:
                         f"  {engine:10s} {vname:9s} {dname:10s} steps={p['n']:4d} "
                         f"p50={p['p50']:9.1f} p90={p['p90']:9.1f} p99={p['p99']:9.1f} "
                         f"max={p['max']:9.1f} us  first={res.first_cold[-1]:8.2f} ms "
-                        f"viol={res.violations}",
+                        f"accept p50/p99={accept_percentiles(res)} us viol={res.violations}",
                         flush=True,
                     )
         del keep_alive
@@ -408,6 +444,7 @@ def report(
     summary: dict[str, dict[str, float]] = {}
     for engine in engines:
         pooled: list[float] = []
+        accepts: list[float] = []
         firsts: list[float] = []
         viol = 0
         for v in vocabs:
@@ -417,6 +454,7 @@ def report(
                     continue
                 p = percentiles(r.steps)
                 pooled += r.steps
+                accepts += r.accepts
                 firsts += r.first_cold
                 viol += r.violations
                 cached = f"{statistics.median(r.first_cached):.2f}" if r.first_cached else "-"
@@ -431,13 +469,15 @@ def report(
                 **percentiles(pooled),
                 "first": statistics.median(firsts),
                 "viol": viol,
+                "accept_p50": percentiles(accepts)["p50"] if accepts else 0.0,
+                "accept_p99": percentiles(accepts)["p99"] if accepts else 0.0,
             }
     print("\nPooled over all steps:")
     print(
         "| engine | steps | p50 us | p90 us | p99 us | max us | first mask p50 ms | violations |"
-        " p50 ratio | p99 ratio | max ratio | first ratio |"
+        " p50 ratio | p99 ratio | max ratio | first ratio | accept p50 / p99 us |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     base = summary.get("ours")
     for engine, s in summary.items():
 
@@ -447,7 +487,8 @@ def report(
         print(
             f"| {engine} | {s['n']} | {s['p50']:.1f} | {s['p90']:.1f} | {s['p99']:.1f} | "
             f"{s['max']:.1f} | {s['first']:.2f} | {int(s['viol'])} | {ratio('p50')} | "
-            f"{ratio('p99')} | {ratio('max')} | {ratio('first')} |"
+            f"{ratio('p99')} | {ratio('max')} | {ratio('first')} | "
+            f"{s['accept_p50']:.1f} / {s['accept_p99']:.1f} |"
         )
 
 

@@ -26,6 +26,7 @@
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
 #include "mask/draft_plan.h"
+#include "mask/mask_cache.h"
 #include "mask/precompute_order.h"
 #include "mask/thread_pool.h"
 
@@ -39,11 +40,13 @@ using PyTokenMatcher = Exclusive<TokenMatcher>;
 std::shared_ptr<CompiledGrammar> Compile(std::shared_ptr<Automaton> automaton,
                                          std::shared_ptr<Vocab> vocab, uint32_t max_state_size,
                                          uint32_t max_rollback, size_t max_history_bytes,
-                                         int64_t max_whitespace, bool precompute) {
+                                         int64_t max_whitespace, bool precompute,
+                                         bool prefetch) {
   const MatcherLimits limits =
       ToMatcherLimits(max_state_size, max_rollback, max_history_bytes, max_whitespace);
   MaskCacheOptions options;
   options.precompute = precompute;
+  options.prefetch = prefetch;
   py::gil_scoped_release release;
   return std::const_pointer_cast<CompiledGrammar>(
       CompiledGrammar::Compile(std::move(automaton), std::move(vocab), limits, options));
@@ -166,12 +169,16 @@ void BindMask(py::module_& m) {
       .def_static("compile", &Compile, py::arg("automaton"), py::arg("vocab"),
                   py::arg("max_state_size"), py::arg("max_rollback"),
                   py::arg("max_history_bytes"), py::arg("max_whitespace"),
-                  py::arg("precompute"))
+                  py::arg("precompute"), py::arg("prefetch"))
       .def_property_readonly("vocab_size",
                              [](const CompiledGrammar& c) { return c.vocab().size(); })
       .def_property_readonly("cache_bytes", &CompiledGrammar::CacheBytes)
       .def_property_readonly("cached_states", &CompiledGrammar::CachedStates)
       .def("state_mask_sizes", &StateMaskSizes)
+      .def("_state_filled",
+           [](const CompiledGrammar& c, StateId state) {
+             return c.mask_cache().FilledMaskOf(state) != nullptr;
+           })
       .def("cache_stats", &CacheStatsDict)
       .def(
           "precompute",

@@ -28,6 +28,7 @@ py::dict CacheStatsDict(const CompiledGrammar& compiled) {
   d["filled"] = s.filled;
   d["classified"] = s.classified;
   d["background"] = s.background;
+  d["prefetched"] = s.prefetched;
   d["shared"] = s.shared;
   d["loaded"] = s.loaded;
   d["bytes"] = s.bytes;

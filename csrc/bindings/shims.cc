@@ -258,7 +258,9 @@ uintptr_t NewSamplerContext(Exclusive<TokenMatcher>& matcher, uintptr_t init_add
   auto init = reinterpret_cast<llama::SamplerInitFn>(init_address);
   TokenMatcher fork = [&] {
     ExclusiveUse<TokenMatcher> use(matcher);
-    return matcher.Fork();
+    TokenMatcher copy = matcher.Fork();
+    copy.set_prefetch(true);  // the sampler's own matcher, not a probe
+    return copy;
   }();
   auto* ctx =
       llama::CreateContext(std::move(fork), init, reinterpret_cast<const void*>(iface_address));

@@ -305,7 +305,9 @@ llama_sampler* HookClone(const llama_sampler* smpl) {
   if (ctx->init == nullptr) return nullptr;
   SamplerContext* copy = nullptr;
   try {
-    copy = CreateContext(ctx->matcher.Fork(), ctx->init, ctx->iface);
+    TokenMatcher matcher = ctx->matcher.Fork();
+    matcher.set_prefetch(ctx->matcher.prefetch());
+    copy = CreateContext(std::move(matcher), ctx->init, ctx->iface);
   } catch (const std::exception&) {
     return nullptr;
   }

@@ -52,6 +52,10 @@ bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, En
       ++stats_.background;
       ++stats_.classified;
       break;
+    case EntryOrigin::kPrefetched:
+      ++stats_.prefetched;
+      ++stats_.classified;
+      break;
     case EntryOrigin::kClassified:
       ++stats_.classified;
       break;
@@ -175,6 +179,28 @@ const StateMask& CacheCore::Fill(StateId state) {
       DropJob(state, job);  // a later fill tries again
       throw;
     }
+  }
+}
+
+void CacheCore::Prefetch(StateId state) {
+  if (!prefetch_ || IsPublished(state) || BackgroundPool::Shared().workers() == 0) return;
+  if (prefetch_queued_.Ensure(state).exchange(1, std::memory_order_relaxed) != 0) return;
+  std::weak_ptr<CacheCore> self = weak_from_this();
+  BackgroundPool::Shared().AddTask([self, state] {
+    if (std::shared_ptr<CacheCore> core = self.lock()) core->RunPrefetch(state);
+  });
+}
+
+void CacheCore::RunPrefetch(StateId state) {
+  if (cancelled_->load(std::memory_order_relaxed) || IsPublished(state)) return;
+  // Best effort, as a plan step: the fill that needs the state reports what went wrong.
+  try {
+    if (TryShared(state)) return;
+    bool owner = false;
+    std::shared_ptr<ClassifyJob> job = StartJob(state, EntryOrigin::kPrefetched, &owner);
+    if (!job || !owner) return;  // filled, or a fill is on it already
+    job->Help();
+  } catch (...) {
   }
 }
 

@@ -31,7 +31,7 @@
 
 namespace gbnf::detail {
 
-enum class EntryOrigin : uint8_t { kNone, kClassified, kBackground, kShared, kLoaded };
+enum class EntryOrigin : uint8_t { kNone, kClassified, kBackground, kPrefetched, kShared, kLoaded };
 
 // States a key may span before a state is classified on its own (state_key.h).
 inline constexpr size_t kMaxKeyStates = 4096;
@@ -59,6 +59,14 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   bool RunOne() override;
   // Queues the precompute plan on the background workers.
   void StartPrecompute();
+  // Prefetch (MaskCacheOptions::prefetch): set before any matcher uses the cache.
+  void set_prefetch(bool on) { prefetch_ = on; }
+  bool prefetch() const { return prefetch_; }
+  // Queues the classification of `state` on a background worker, after the jobs being waited
+  // for and before any plan, unless it was queued before: a matcher calls it after an accept
+  // for each entry its next fill needs and lacks, and that fill then finds the entry filled
+  // or joins the job in flight.
+  void Prefetch(StateId state);
   // The grammar is gone: background work and unfinished jobs stop.
   void Cancel();
 
@@ -78,6 +86,7 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   std::shared_ptr<const StateMask> Share(StateId state, std::shared_ptr<const StateMask> mask,
                                          const std::vector<StateId>& met, bool* shared);
   void DropJob(StateId state, const std::shared_ptr<ClassifyJob>& job);
+  void RunPrefetch(StateId state);
   void BuildPlan();
   bool RunPlanStep();
   bool IsPublished(StateId state) const { return FilledMaskOf(state) != nullptr; }
@@ -89,6 +98,8 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   // Per state (grows with the automaton, which builds rules on first reach): null at first.
   SegmentedTable<std::atomic<const StateMask*>> published_;
   SegmentedTable<std::atomic<uint8_t>> unkeyed_;  // 1: the state has no shared key
+  SegmentedTable<std::atomic<uint8_t>> prefetch_queued_;  // 1: Prefetch queued the state once
+  bool prefetch_ = false;
 
   mutable std::mutex mutex_;  // the fields below
   std::unordered_map<StateId, std::shared_ptr<const StateMask>> owners_;

@@ -11,6 +11,7 @@ CompiledGrammar::MaskCache::MaskCache(std::shared_ptr<const Automaton> automaton
                                       const MaskCacheOptions& options)
     : core_(std::make_shared<detail::CacheCore>(std::move(automaton), std::move(vocab),
                                                 max_state_size)) {
+  core_->set_prefetch(options.prefetch);
   if (options.precompute) core_->StartPrecompute();
 }
 

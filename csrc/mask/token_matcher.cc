@@ -45,14 +45,28 @@ TokenMatcher::~TokenMatcher() = default;
 TokenMatcher::TokenMatcher(TokenMatcher&&) noexcept = default;
 TokenMatcher& TokenMatcher::operator=(TokenMatcher&&) noexcept = default;
 
-TokenMatcher TokenMatcher::Fork() const { return TokenMatcher(compiled_, matcher_.Fork()); }
+TokenMatcher TokenMatcher::Fork() const {
+  TokenMatcher fork(compiled_, matcher_.Fork());
+  fork.prefetch_ = false;
+  return fork;
+}
 
 bool TokenMatcher::AcceptToken(TokenId token_id) {
   const Vocab& vocab = compiled_->vocab();
   std::string_view bytes = vocab.Token(token_id);  // throws VocabError when out of range
   if (vocab.IsEos(token_id)) return matcher_.AcceptEos();
   if (bytes.empty()) return false;
-  return matcher_.AcceptToken(static_cast<uint32_t>(token_id), bytes, !vocab.IsSpecial(token_id));
+  if (!matcher_.AcceptToken(static_cast<uint32_t>(token_id), bytes, !vocab.IsSpecial(token_id))) {
+    return false;
+  }
+  PrefetchMasks();
+  return true;
+}
+
+bool TokenMatcher::AcceptBytes(std::string_view bytes) {
+  if (!matcher_.AcceptBytes(bytes)) return false;
+  PrefetchMasks();
+  return true;
 }
 
 size_t TokenMatcher::MaskWords() const { return detail::WordsFor(compiled_->vocab().size()); }
@@ -367,6 +381,18 @@ void TokenMatcher::WriteCachedBits(uint32_t* words, size_t num_words) {
   s.walker.Begin(&recognizer, compiled_->vocab().max_token_length());
   detail::WalkCandidates(s.walker, *trie, s.candidates.data(), words);
   s.walker.End();
+}
+
+void TokenMatcher::PrefetchMasks() {
+  detail::CacheCore& core = compiled_->mask_cache().core();
+  if (!prefetch_ || !core.prefetch() || matcher_.IsTerminated()) return;
+  const Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
+  const uint64_t step = recognizer.step();
+  for (const detail::Item& it : recognizer.items()) {
+    const detail::GssNode& node = recognizer.gss().node(it.node);
+    if (node.step == step && node.cont_count > 0) continue;  // as WriteCachedBits skips it
+    if (core.FilledMaskOf(it.state) == nullptr) core.Prefetch(it.state);
+  }
 }
 
 bool TokenMatcher::FillIsCached() const {

@@ -20,6 +20,10 @@ Filling the mask cache (see ``docs/notes/masks.md``):
   a state in flight joins that work; dropping the grammar stops it;
   :meth:`CompiledGrammar.precompute` runs the same plan on the calling thread for a bounded time
   (what the serving-engine adapters do on their compile threads);
+* prefetch (``prefetch=True``, the default when ``precompute`` is): after each accepted token
+  or byte string, a background worker classifies the entries the matcher's next fill needs and
+  lacks, so that the model's step between accept and fill (a decode) hides the work; the fill
+  finds the entry done or joins the work in flight;
 * cache files (``cache_dir=...``, off by default): the filled entries are saved per grammar and
   vocabulary fingerprint (:meth:`CompiledGrammar.save_cache`, and at interpreter exit) and
   memory-mapped by a later compile after checking format version, fingerprints and checksums;
@@ -78,6 +82,7 @@ class CacheStats:
     filled: int  # entries filled
     classified: int  # entries classified by a trie walk of this grammar
     background: int  # ... of which by the precompute plan (workers, or precompute())
+    prefetched: int  # ... of which by a worker right after an accept (prefetch)
     shared: int  # entries taken from the shared cache
     loaded: int  # entries loaded from a cache file
     bytes: int  # memory of the filled entries
@@ -211,6 +216,7 @@ def compile(
     max_whitespace: int | GrammarDefault | None = GRAMMAR_DEFAULT,
     cache: bool = True,
     precompute: bool = True,
+    prefetch: bool | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> CompiledGrammar:
     """Compiles ``grammar`` against ``vocab`` (cached; see the module docstring). The limits
@@ -218,9 +224,10 @@ def compile(
     every run of whitespace bytes (space, tab, LF, CR) in the output, exactly: a token that would
     make a longer run is never allowed (default: ``grammar.max_whitespace``, None for GBNF,
     :func:`gbnf_sampler.schema.output_whitespace_bound` for JSON Schema grammars).
-    ``precompute`` classifies the reachable states on background workers; ``cache_dir`` loads
-    and saves the mask cache there (saved entries are unfiltered: the whitespace bound is applied
-    after the cache)."""
+    ``precompute`` classifies the reachable states on background workers; ``prefetch`` (default:
+    as ``precompute``) classifies there, after each accept, what the next fill needs;
+    ``cache_dir`` loads and saves the mask cache there (saved entries are unfiltered: the
+    whitespace bound is applied after the cache)."""
     _check_compile_args(grammar, vocab, (max_state_size, max_rollback, max_history_bytes))
     ws = whitespace_bound(max_whitespace, grammar.max_whitespace)
     limits = (max_state_size, max_rollback, max_history_bytes, ws)
@@ -235,7 +242,11 @@ def compile(
                 _cache.move_to_end(key)
     if compiled is None:
         native = _core.CompiledGrammar.compile(
-            grammar.automaton(), vocab._native, *limits, precompute=bool(precompute)
+            grammar.automaton(),
+            vocab._native,
+            *limits,
+            precompute=bool(precompute),
+            prefetch=bool(precompute if prefetch is None else prefetch),
         )
         compiled = CompiledGrammar(native, grammar, vocab)
         if key is not None:

@@ -203,7 +203,8 @@ class Matcher:
         self._core.rollback(n)
 
     def fork(self) -> Matcher:
-        """An independent copy (the compiled automaton is shared)."""
+        """An independent copy (the compiled automaton is shared). A fork is taken for a probe:
+        its accepts do not prefetch mask-cache entries (see :func:`gbnf_sampler.compile`)."""
         clone = Matcher.__new__(Matcher)
         clone._grammar = self._grammar
         clone._compiled = self._compiled

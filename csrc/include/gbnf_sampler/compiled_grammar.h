@@ -26,6 +26,9 @@ struct MaskCacheOptions {
   // Classify the states reachable from the start on background workers after compile, nearest
   // first, within the process-wide memory budget (SetMaskMemoryBudget).
   bool precompute = true;
+  // After each accept, classify on a background worker the entries the next fill needs and does
+  // not have yet, so that the model's step between accept and fill hides the work.
+  bool prefetch = true;
 };
 
 // What the token-mask cache of one compiled grammar holds (CompiledGrammar::CacheStats).
@@ -34,6 +37,7 @@ struct MaskCacheStats {
   size_t filled = 0;         // entries filled
   size_t classified = 0;     // entries this grammar classified itself (a trie walk)
   size_t background = 0;     //   of which by the precompute plan (workers, Precompute)
+  size_t prefetched = 0;     //   of which by a worker after an accept (prefetch)
   size_t shared = 0;         // entries taken from the shared cache (another state's walk)
   size_t loaded = 0;         // entries loaded from a cache file
   size_t bytes = 0;          // memory of the filled entries

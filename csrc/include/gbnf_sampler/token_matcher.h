@@ -35,13 +35,18 @@ class TokenMatcher {
 
   // Atomic: false leaves the state unchanged. Throws VocabError for an id outside the vocabulary.
   bool AcceptToken(TokenId token_id);
-  bool AcceptBytes(std::string_view bytes) { return matcher_.AcceptBytes(bytes); }
+  bool AcceptBytes(std::string_view bytes);
   bool CanTerminate() const { return matcher_.CanTerminate(); }
   bool IsTerminated() const { return matcher_.IsTerminated(); }
   // Undoes the last n accept calls (one per AcceptToken / AcceptBytes).
   void Rollback(size_t n) { matcher_.Rollback(n); }
   size_t RollbackAvailable() const { return matcher_.RollbackAvailable(); }
+  // A copy that does not prefetch (forks are mostly probes: a draft's check, a brute-force test).
   TokenMatcher Fork() const;
+  // Whether an accept hands the entries the next fill lacks to a background worker (on by
+  // default, when the grammar was compiled with MaskCacheOptions::prefetch).
+  void set_prefetch(bool on) { prefetch_ = on; }
+  bool prefetch() const { return prefetch_; }
   void Reset() { matcher_.Reset(); }
   std::string ForcedBytes() { return matcher_.ForcedBytes(); }
 
@@ -88,10 +93,14 @@ class TokenMatcher {
   // Writes all of words[0, num_words): the cached entries' bits (the first bitset entry copied,
   // the others OR-ed in) and the context-dependent tokens that pass a walk.
   void WriteCachedBits(uint32_t* words, size_t num_words);
+  // After an accept: hands the mask-cache entries the next fill needs and lacks to a background
+  // worker (CacheCore::Prefetch); reads only the filled entries' pointers when none is missing.
+  void PrefetchMasks();
 
   std::shared_ptr<const CompiledGrammar> compiled_;
   Matcher matcher_;
   std::unique_ptr<Scratch> scratch_;
+  bool prefetch_ = true;
 };
 
 }  // namespace gbnf
