@@ -19,6 +19,7 @@ set(GBNF_MASK_SOURCES
   csrc/mask/mask_file.cc
   csrc/mask/compiled_grammar.cc
   csrc/mask/token_matcher.cc
+  csrc/mask/fill_ahead.cc
   csrc/mask/thread_pool.cc
   csrc/mask/batch.cc
   csrc/mask/whitespace_filter.cc

@@ -1,7 +1,8 @@
 """Prefetch: after an accept, a background worker classifies the mask-cache entries the next fill
-needs, so that the model's step between accept and fill hides the work. The fill then finds the
-entry done or joins the classification in flight; masks stay exact either way (compared with
-brute force: fork the matcher, try every token)."""
+needs and, when that fill is more than a copy of cached entries, fills the whole next mask on a
+fork, so that the model's step between accept and fill hides the work. The fill then takes the
+mask, finds the entries done or joins the work in flight; masks stay exact either way (compared
+with brute force: fork the matcher, try every token)."""
 
 from __future__ import annotations
 
@@ -104,3 +105,107 @@ def test_a_grammar_dropped_with_prefetch_queued() -> None:
         gc.collect()
     compiled = gs.compile(gs.Grammar.json(), bpe_vocab(), cache=False, precompute=False)
     assert_masks_exact(gs.Matcher(compiled), compiled.vocab_size)
+
+
+# Nested brackets: inside a word, a token that ends it with ")" or "]" depends on the stack (the
+# word's rule is recursive, so it is not inlined per caller): 1,352 context-dependent tokens, past
+# the 256 a matcher walks itself.
+BRACKETS = 'root ::= e\ne ::= "(" e ")" | "[" e "]" | [a-z]+'
+LETTERS = [bytes([c]) for c in range(ord("a"), ord("z") + 1)]
+WORD_ENDS = [a + b + end for a in LETTERS for b in LETTERS for end in (b")", b"]")]
+
+
+def bracket_vocab() -> gs.Vocab:
+    tokens = [bytes([i]) for i in range(256)] + WORD_ENDS
+    return gs.Vocab([*tokens, b"<eos>"], eos_ids=[len(tokens)])
+
+
+def test_a_fill_takes_the_mask_filled_ahead() -> None:
+    # Timing decides whether the worker is done before the fill: over a few tries with growing
+    # pauses it is, at least once; every mask is exact whoever filled it.
+    taken = 0
+    for attempt in range(6):
+        compiled = gs.compile(
+            gs.Grammar.from_gbnf(BRACKETS),
+            bracket_vocab(),
+            cache=False,
+            precompute=False,
+            prefetch=True,
+        )
+        m = gs.Matcher(compiled)
+        assert m.accept_bytes(b"([ab")
+        time.sleep(0.02 * 2**attempt)
+        mask = assert_masks_exact(m, compiled.vocab_size)
+        assert 256 + WORD_ENDS.index(b"ab]") in mask and 256 + WORD_ENDS.index(b"ab)") not in mask
+        taken += compiled.stats().masks_filled_ahead
+        if taken:
+            break
+    assert taken == 1
+
+
+def test_no_mask_filled_ahead_for_a_copy_of_cached_entries() -> None:
+    compiled = gs.compile(
+        gs.Grammar.from_gbnf('root ::= "{" [a-z]* "}"'),
+        bpe_vocab(),
+        cache=False,
+        precompute=False,
+        prefetch=True,
+    )
+    text = b"{abcab}"
+    first = gs.Matcher(compiled)
+    for byte in text:
+        first.allowed_tokens()
+        assert first.accept_bytes(bytes([byte]))
+    first.allowed_tokens()  # every entry of the text filled
+    before = compiled.stats()
+    second = gs.Matcher(compiled)
+    for byte in text:
+        assert_masks_exact(second, compiled.vocab_size)
+        assert second.accept_bytes(bytes([byte]))
+        time.sleep(0.005)
+    after = compiled.stats()
+    assert after.masks_filled_ahead == before.masks_filled_ahead
+    assert after.classified == before.classified
+
+
+def test_a_mask_filled_ahead_is_dropped_when_the_state_moves() -> None:
+    # Rollback, reset or another accept between the accept and the fill: the mask filled for the
+    # old state is never used.
+    for change in ("rollback", "reset", "accept"):
+        compiled = gs.compile(
+            gs.Grammar.from_gbnf(BRACKETS),
+            bracket_vocab(),
+            cache=False,
+            precompute=False,
+            prefetch=True,
+        )
+        m = gs.Matcher(compiled)
+        assert m.accept_bytes(b"(ab")
+        assert m.accept_bytes(b"c")
+        time.sleep(0.05)
+        if change == "rollback":
+            m.rollback(1)
+        elif change == "reset":
+            m.reset()
+        else:
+            assert m.accept_bytes(b")")
+        assert_masks_exact(m, compiled.vocab_size)  # a mask for "(abc" would fail after ")"
+        if change != "accept":  # (an accept fills the new state's mask ahead in turn)
+            assert compiled.stats().masks_filled_ahead == 0
+
+
+def test_replays_with_masks_filled_ahead_stay_exact() -> None:
+    rng = random.Random(11)
+    vocab = bracket_vocab()
+    text = b"(([(abc)]))"
+    for round_ in range(4):
+        compiled = gs.compile(
+            gs.Grammar.from_gbnf(BRACKETS), vocab, cache=False, precompute=False, prefetch=True
+        )
+        m = gs.Matcher(compiled)
+        for byte in text:
+            assert byte in assert_masks_exact(m, compiled.vocab_size)
+            assert m.accept_bytes(bytes([byte]))
+            if round_ > 0 and rng.random() < 0.5:
+                time.sleep(0.003)
+        assert m.can_terminate()

@@ -11,6 +11,7 @@
 #include "mask/cache_core.h"
 #include "mask/classify_job.h"
 #include "mask/config_walker.h"
+#include "mask/fill_ahead.h"
 #include "mask/loop_bytes.h"
 #include "mask/mask_cache.h"
 #include "mask/mask_file.h"
@@ -29,6 +30,7 @@ py::dict CacheStatsDict(const CompiledGrammar& compiled) {
   d["classified"] = s.classified;
   d["background"] = s.background;
   d["prefetched"] = s.prefetched;
+  d["masks_filled_ahead"] = s.masks_filled_ahead;
   d["shared"] = s.shared;
   d["loaded"] = s.loaded;
   d["bytes"] = s.bytes;
@@ -55,6 +57,7 @@ py::dict MaskLimitsDict() {
   d["max_walk_configs"] = detail::ConfigWalker::kMaxConfigs;
   d["max_walk_scopes"] = detail::ConfigWalker::kMaxScopes;
   d["max_classify_chunks"] = detail::ClassifyJob::kMaxChunks;
+  d["fill_ahead_patience_us"] = detail::FillAhead::kPatience.count();
   d["max_class_runs"] = TokenTrie::kMaxClassRuns;
   d["min_chunk_positions"] = detail::ClassifyJob::kMinChunkPositions;
   d["mask_file_version"] = detail::kMaskFileVersion;

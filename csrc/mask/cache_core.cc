@@ -261,6 +261,7 @@ MaskCacheStats CacheCore::Stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   MaskCacheStats out = stats_;
   out.states = automaton_->num_states();
+  out.masks_filled_ahead = masks_filled_ahead_.load(std::memory_order_relaxed);
   out.precompute_running = !plan_over_.load(std::memory_order_relaxed) &&
                            !cancelled_->load(std::memory_order_relaxed);
   return out;

@@ -67,6 +67,8 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   // for each entry its next fill needs and lacks, and that fill then finds the entry filled
   // or joins the job in flight.
   void Prefetch(StateId state);
+  // A matcher's fill took the mask a worker filled ahead (stats).
+  void CountMaskFilledAhead() { masks_filled_ahead_.fetch_add(1, std::memory_order_relaxed); }
   // The grammar is gone: background work and unfinished jobs stop.
   void Cancel();
 
@@ -100,6 +102,7 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   SegmentedTable<std::atomic<uint8_t>> unkeyed_;  // 1: the state has no shared key
   SegmentedTable<std::atomic<uint8_t>> prefetch_queued_;  // 1: Prefetch queued the state once
   bool prefetch_ = false;
+  std::atomic<size_t> masks_filled_ahead_{0};
 
   mutable std::mutex mutex_;  // the fields below
   std::unordered_map<StateId, std::shared_ptr<const StateMask>> owners_;

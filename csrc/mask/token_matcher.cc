@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "mask/background.h"
+#include "mask/fill_ahead.h"
 #include "mask/mask_cache.h"
 #include "mask/prefix_walker.h"
 #include "mask/trie_walks.h"
@@ -51,7 +53,14 @@ TokenMatcher TokenMatcher::Fork() const {
   return fork;
 }
 
+TokenMatcher TokenMatcher::ForkState() const {
+  TokenMatcher fork(compiled_, matcher_.ForkState());
+  fork.prefetch_ = false;
+  return fork;
+}
+
 bool TokenMatcher::AcceptToken(TokenId token_id) {
+  ++generation_;
   const Vocab& vocab = compiled_->vocab();
   std::string_view bytes = vocab.Token(token_id);  // throws VocabError when out of range
   if (vocab.IsEos(token_id)) return matcher_.AcceptEos();
@@ -59,14 +68,25 @@ bool TokenMatcher::AcceptToken(TokenId token_id) {
   if (!matcher_.AcceptToken(static_cast<uint32_t>(token_id), bytes, !vocab.IsSpecial(token_id))) {
     return false;
   }
-  PrefetchMasks();
+  PrefetchNext();
   return true;
 }
 
 bool TokenMatcher::AcceptBytes(std::string_view bytes) {
+  ++generation_;
   if (!matcher_.AcceptBytes(bytes)) return false;
-  PrefetchMasks();
+  PrefetchNext();
   return true;
+}
+
+void TokenMatcher::Rollback(size_t n) {
+  ++generation_;
+  matcher_.Rollback(n);
+}
+
+void TokenMatcher::Reset() {
+  ++generation_;
+  matcher_.Reset();
 }
 
 size_t TokenMatcher::MaskWords() const { return detail::WordsFor(compiled_->vocab().size()); }
@@ -149,6 +169,7 @@ void TokenMatcher::FillMask(uint32_t* words, size_t num_words) {
     return;
   }
   CheckRow(num_words);
+  if (ahead_ != nullptr && TakeMaskFilledAhead(words, num_words)) return;
   WriteCachedBits(words, num_words);
   AddEosBits(words);
   AddTokenRefBits(words);
@@ -383,20 +404,43 @@ void TokenMatcher::WriteCachedBits(uint32_t* words, size_t num_words) {
   s.walker.End();
 }
 
-void TokenMatcher::PrefetchMasks() {
+void TokenMatcher::PrefetchNext() {
+  ahead_.reset();
   detail::CacheCore& core = compiled_->mask_cache().core();
   if (!prefetch_ || !core.prefetch() || matcher_.IsTerminated()) return;
   const Recognizer& recognizer = MatcherAccess::recognizer(matcher_);
   const uint64_t step = recognizer.step();
+  bool cheap = true;
+  size_t dependent = 0;
   for (const detail::Item& it : recognizer.items()) {
     const detail::GssNode& node = recognizer.gss().node(it.node);
     if (node.step == step && node.cont_count > 0) continue;  // as WriteCachedBits skips it
-    if (core.FilledMaskOf(it.state) == nullptr) core.Prefetch(it.state);
+    const detail::StateMask* m = core.FilledMaskOf(it.state);
+    if (m == nullptr) {
+      core.Prefetch(it.state);
+      cheap = false;
+    } else {
+      dependent += m->dependent.size();
+      cheap = cheap && dependent <= kFillAheadDependent;
+    }
   }
+  const detail::DistinctItems* distinct = MatcherAccess::distinct_items(matcher_);
+  if (cheap || (distinct != nullptr && distinct->Active())) return;
+  ahead_ = std::make_shared<detail::FillAhead>(ForkState(), generation_);
+  std::weak_ptr<detail::FillAhead> weak = ahead_;
+  detail::BackgroundPool::Shared().AddTask([weak] {
+    if (std::shared_ptr<detail::FillAhead> ahead = weak.lock()) ahead->Run();
+  });
+}
+
+bool TokenMatcher::TakeMaskFilledAhead(uint32_t* words, size_t num_words) {
+  std::shared_ptr<detail::FillAhead> ahead = std::move(ahead_);
+  if (ahead->generation() != generation_ || !ahead->TakeInto(words, num_words)) return false;
+  compiled_->mask_cache().core().CountMaskFilledAhead();
+  return true;
 }
 
 bool TokenMatcher::FillIsCached() const {
-  constexpr size_t kMaxCheapDependent = 32;  // candidate tokens walked from the full state
   if (matcher_.IsTerminated()) return true;
   const detail::DistinctItems* distinct = MatcherAccess::distinct_items(matcher_);
   if (distinct != nullptr && distinct->Active()) return false;  // trial scans of tokens follow

@@ -31,6 +31,18 @@ class Matcher::Impl {
     if (!recognizer_.automaton().grammar().DistinctItemRules().empty()) distinct_.emplace();
     items_step_ = recognizer_.step();
   }
+  // The state of `other` without its history (Matcher::ForkState).
+  struct StateOnly {};
+  Impl(const Impl& other, StateOnly)
+      : recognizer_(other.recognizer_),
+        limits_(other.limits_),
+        terminated_(other.terminated_),
+        ws_run_(other.ws_run_),
+        distinct_(other.distinct_),
+        items_step_(other.items_step_),
+        ring_(1) {
+    limits_.max_rollback = 0;
+  }
 
   bool AcceptBytes(std::string_view bytes);
   bool AcceptEos();
@@ -648,6 +660,9 @@ Matcher Matcher::Fork() const {
   auto copy = std::make_unique<Impl>(*impl_);
   copy->RecountHistoryBytes();
   return Matcher(std::move(copy));
+}
+Matcher Matcher::ForkState() const {
+  return Matcher(std::make_unique<Impl>(*impl_, Impl::StateOnly{}));
 }
 void Matcher::Reset() { impl_->Reset(); }
 std::string Matcher::ForcedBytes() { return impl_->ForcedBytes(); }

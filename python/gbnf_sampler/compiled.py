@@ -22,8 +22,10 @@ Filling the mask cache (see ``docs/notes/masks.md``):
   (what the serving-engine adapters do on their compile threads);
 * prefetch (``prefetch=True``, the default when ``precompute`` is): after each accepted token
   or byte string, a background worker classifies the entries the matcher's next fill needs and
-  lacks, so that the model's step between accept and fill (a decode) hides the work; the fill
-  finds the entry done or joins the work in flight;
+  lacks and, when that fill is more than a copy of cached entries (a walk of context-dependent
+  tokens), fills the whole next mask on a fork of the matcher, so that the model's step between
+  accept and fill (a decode) hides the work; the fill takes that mask, finds the entries done or
+  joins the work in flight, and fills the mask itself when the worker has not started;
 * cache files (``cache_dir=...``, off by default): the filled entries are saved per grammar and
   vocabulary fingerprint (:meth:`CompiledGrammar.save_cache`, and at interpreter exit) and
   memory-mapped by a later compile after checking format version, fingerprints and checksums;
@@ -83,6 +85,7 @@ class CacheStats:
     classified: int  # entries classified by a trie walk of this grammar
     background: int  # ... of which by the precompute plan (workers, or precompute())
     prefetched: int  # ... of which by a worker right after an accept (prefetch)
+    masks_filled_ahead: int  # fills that took a whole mask a worker filled after the accept
     shared: int  # entries taken from the shared cache
     loaded: int  # entries loaded from a cache file
     bytes: int  # memory of the filled entries
@@ -225,7 +228,7 @@ def compile(
     make a longer run is never allowed (default: ``grammar.max_whitespace``, None for GBNF,
     :func:`gbnf_sampler.schema.output_whitespace_bound` for JSON Schema grammars).
     ``precompute`` classifies the reachable states on background workers; ``prefetch`` (default:
-    as ``precompute``) classifies there, after each accept, what the next fill needs;
+    as ``precompute``) does there, after each accept, the next fill's work;
     ``cache_dir`` loads and saves the mask cache there (saved entries are unfiltered: the
     whitespace bound is applied after the cache)."""
     _check_compile_args(grammar, vocab, (max_state_size, max_rollback, max_history_bytes))

@@ -36,6 +36,8 @@ _MASK = _core.MASK_LIMITS
 MAX_SHARED_KEY_STATES: int = _MASK["max_key_states"]
 MAX_WALK_CONFIGS: int = _MASK["max_walk_configs"]
 MAX_CLASSIFY_CHUNKS: int = _MASK["max_classify_chunks"]
+# How long a fill waits for the mask a worker is filling ahead (prefetch) before it fills its own.
+FILL_AHEAD_PATIENCE_US: int = _MASK["fill_ahead_patience_us"]
 # Byte classes (loops of 32+ ASCII bytes with the space: string bodies, comments) whose tokens a
 # vocabulary's trie lists for the classification walk; further classes are walked without one.
 MAX_CLASS_RUNS: int = _MASK["max_class_runs"]
@@ -247,6 +249,12 @@ LIMITS: tuple[Limit, ...] = (
         MAX_CLASSIFY_CHUNKS,
         "",
         "`gs.limits.MAX_CLASSIFY_CHUNKS`",
+    ),
+    Limit(
+        "a fill's wait for the mask a worker is filling ahead (prefetch), then it fills its own",
+        FILL_AHEAD_PATIENCE_US,
+        "µs",
+        "`gs.limits.FILL_AHEAD_PATIENCE_US`",
     ),
     Limit(
         "loop classes whose tokens a vocabulary lists for first masks (kept with its trie)",
@@ -466,6 +474,7 @@ __all__ = [
     "ENGINE_COMPILE_THREADS",
     "ENGINE_GRAMMAR_CACHE_ENTRIES",
     "ENGINE_PRECOMPUTE_MS",
+    "FILL_AHEAD_PATIENCE_US",
     "LIMITS",
     "MASK_FILE_VERSION",
     "MAX_ANYOF_BRANCHES",

@@ -27,7 +27,8 @@ struct MaskCacheOptions {
   // first, within the process-wide memory budget (SetMaskMemoryBudget).
   bool precompute = true;
   // After each accept, classify on a background worker the entries the next fill needs and does
-  // not have yet, so that the model's step between accept and fill hides the work.
+  // not have yet, and fill the next mask there when it is more than a copy of cached entries,
+  // so that the model's step between accept and fill hides the work.
   bool prefetch = true;
 };
 
@@ -38,6 +39,7 @@ struct MaskCacheStats {
   size_t classified = 0;     // entries this grammar classified itself (a trie walk)
   size_t background = 0;     //   of which by the precompute plan (workers, Precompute)
   size_t prefetched = 0;     //   of which by a worker after an accept (prefetch)
+  size_t masks_filled_ahead = 0;  // fills that took a whole mask a worker filled (prefetch)
   size_t shared = 0;         // entries taken from the shared cache (another state's walk)
   size_t loaded = 0;         // entries loaded from a cache file
   size_t bytes = 0;          // memory of the filled entries

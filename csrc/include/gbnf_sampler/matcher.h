@@ -76,6 +76,9 @@ class Matcher {
 
   // An independent copy sharing the immutable automaton.
   Matcher Fork() const;
+  // A copy of the current state alone: no rollback history (max_rollback 0), so much cheaper
+  // than Fork() when the history is long (a mask filled ahead on a worker).
+  Matcher ForkState() const;
   // Back to the start of a sentence; history cleared.
   void Reset();
   // The longest byte string every continuation must start with (empty when there is a choice,

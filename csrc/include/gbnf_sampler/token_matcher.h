@@ -26,6 +26,10 @@
 
 namespace gbnf {
 
+namespace detail {
+class FillAhead;  // csrc/mask/fill_ahead.h
+}
+
 class TokenMatcher {
  public:
   explicit TokenMatcher(std::shared_ptr<const CompiledGrammar> compiled);
@@ -39,15 +43,18 @@ class TokenMatcher {
   bool CanTerminate() const { return matcher_.CanTerminate(); }
   bool IsTerminated() const { return matcher_.IsTerminated(); }
   // Undoes the last n accept calls (one per AcceptToken / AcceptBytes).
-  void Rollback(size_t n) { matcher_.Rollback(n); }
+  void Rollback(size_t n);
   size_t RollbackAvailable() const { return matcher_.RollbackAvailable(); }
   // A copy that does not prefetch (forks are mostly probes: a draft's check, a brute-force test).
   TokenMatcher Fork() const;
-  // Whether an accept hands the entries the next fill lacks to a background worker (on by
-  // default, when the grammar was compiled with MaskCacheOptions::prefetch).
+  // The same without the rollback history (Matcher::ForkState).
+  TokenMatcher ForkState() const;
+  // Whether an accept hands the next fill's work to a background worker (on by default, when the
+  // grammar was compiled with MaskCacheOptions::prefetch): the mask-cache entries it lacks, and
+  // the whole mask when it is not a copy of cached entries (PrefetchNext).
   void set_prefetch(bool on) { prefetch_ = on; }
   bool prefetch() const { return prefetch_; }
-  void Reset() { matcher_.Reset(); }
+  void Reset();
   std::string ForcedBytes() { return matcher_.ForcedBytes(); }
 
   // Writes the allowed-token bitmask into words[0, num_words) (the layout of bitmask.h; bits of
@@ -94,13 +101,25 @@ class TokenMatcher {
   // the others OR-ed in) and the context-dependent tokens that pass a walk.
   void WriteCachedBits(uint32_t* words, size_t num_words);
   // After an accept: hands the mask-cache entries the next fill needs and lacks to a background
-  // worker (CacheCore::Prefetch); reads only the filled entries' pointers when none is missing.
-  void PrefetchMasks();
+  // worker (CacheCore::Prefetch) and, unless the fill will only copy cached entries, the whole
+  // next mask, filled on a fork (FillAhead). Reads only the filled entries' pointers when the
+  // next fill is cheap.
+  void PrefetchNext();
+  // Context-dependent tokens (walked from the full state) a fill from cached entries may have
+  // and still count as cheap: the GIL kept (FillIsCached).
+  static constexpr size_t kMaxCheapDependent = 32;
+  // ... and still be filled by the matcher itself, not ahead on a worker (a walk of 256 tokens
+  // costs a few microseconds, about what the copy of the state and the hand-off cost).
+  static constexpr size_t kFillAheadDependent = 256;
+  // The mask filled ahead for this state, if a worker has it (or soon will): written to words.
+  bool TakeMaskFilledAhead(uint32_t* words, size_t num_words);
 
   std::shared_ptr<const CompiledGrammar> compiled_;
   Matcher matcher_;
   std::unique_ptr<Scratch> scratch_;
   bool prefetch_ = true;
+  uint64_t generation_ = 0;  // counts the calls that may change the state
+  std::shared_ptr<detail::FillAhead> ahead_;  // the next mask, filled on a worker
 };
 
 }  // namespace gbnf
