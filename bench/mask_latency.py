@@ -117,25 +117,41 @@ def bit(row: np.ndarray, tid: int) -> bool:
     return bool((int(row[tid >> 5]) >> (tid & 31)) & 1)
 
 
+def replay_steps(
+    tokens: list[int],
+    fill: Callable[[], object],
+    allowed: Callable[[int], bool],
+    accept: Callable[[int], bool],
+    res: Result,
+) -> bool:
+    """Per token: the mask fill (timed), the check that it allows the token, the accept (timed
+    apart), then the model's time. False at the first violation (counted)."""
+    for tid in tokens:
+        a = now_ns()
+        fill()
+        res.steps.append((now_ns() - a) / 1e3)
+        if not allowed(tid):
+            res.violations += 1
+            return False
+        a = now_ns()
+        accepted = accept(tid)
+        res.accepts.append((now_ns() - a) / 1e3)
+        if not accepted:
+            res.violations += 1
+            return False
+        model_time()
+    return True
+
+
 # --- ours -----------------------------------------------------------------------------------------
 
 
 def replay_ours(m: gs.Matcher, vocab: gs.Vocab, tokens: list[int], res: Result) -> None:
     row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
-    for tid in tokens:
-        a = now_ns()
-        m.fill_mask(row)
-        res.steps.append((now_ns() - a) / 1e3)
-        if not bit(row, tid):
-            res.violations += 1
-            return
-        a = now_ns()
-        accepted = m.accept_token(tid)
-        res.accepts.append((now_ns() - a) / 1e3)
-        if not accepted:
-            res.violations += 1
-            return
-        model_time()
+    if not replay_steps(
+        tokens, lambda: m.fill_mask(row), lambda t: bit(row, t), m.accept_token, res
+    ):
+        return
     m.fill_mask(row)
     res.violations += 0 if any(bit(row, e) for e in vocab.eos_ids) else 1
 
@@ -284,20 +300,13 @@ def run_llguidance(
     res.first_cold.append((time.perf_counter() - t0) * 1e3)
     if m.is_error():
         raise RuntimeError(m.get_error())
-    for tid in tokens:
-        a = now_ns()
-        llnp.fill_next_token_bitmask(m, bitmask, 0)
-        res.steps.append((now_ns() - a) / 1e3)
-        if not bit(bitmask[0], tid):
-            res.violations += 1
-            return
-        a = now_ns()
-        accepted = m.consume_token(tid)
-        res.accepts.append((now_ns() - a) / 1e3)
-        if not accepted:
-            res.violations += 1
-            return
-        model_time()
+    replay_steps(
+        tokens,
+        lambda: llnp.fill_next_token_bitmask(m, bitmask, 0),
+        lambda t: bit(bitmask[0], t),
+        m.consume_token,
+        res,
+    )
 
 
 # --- xgrammar (optional) -------------------------------------------------------------------------
@@ -328,20 +337,9 @@ def run_xgrammar(
     m = xgr.GrammarMatcher(compiled)
     m.fill_next_token_bitmask(bitmask, 0)
     res.first_cold.append((time.perf_counter() - t0) * 1e3)
-    for tid in tokens:
-        a = now_ns()
-        m.fill_next_token_bitmask(bitmask, 0)
-        res.steps.append((now_ns() - a) / 1e3)
-        if not bit(row, tid):
-            res.violations += 1
-            return
-        a = now_ns()
-        accepted = m.accept_token(tid)
-        res.accepts.append((now_ns() - a) / 1e3)
-        if not accepted:
-            res.violations += 1
-            return
-        model_time()
+    fill = lambda: m.fill_next_token_bitmask(bitmask, 0)  # noqa: E731
+    if not replay_steps(tokens, fill, lambda t: bit(row, t), m.accept_token, res):
+        return
     m.fill_next_token_bitmask(bitmask, 0)
     res.violations += 0 if any(bit(row, e) for e in vocab.eos_ids) else 1
     res.memory.append(int(compiled.memory_size_bytes))

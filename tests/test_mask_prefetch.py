@@ -23,15 +23,14 @@ def wait_until(condition, timeout: float = 60.0) -> None:  # type: ignore[no-unt
         time.sleep(0.005)
 
 
+def prefetching(grammar: gs.Grammar, vocab: gs.Vocab) -> gs.CompiledGrammar:
+    """A fresh compile with prefetch alone in the background (no precompute plan)."""
+    return gs.compile(grammar, vocab, cache=False, precompute=False, prefetch=True)
+
+
 def test_an_accept_fills_the_next_entry_in_the_background() -> None:
     # After "{" the matcher holds one item, in the loop over [a-z]: its entry is new.
-    compiled = gs.compile(
-        gs.Grammar.from_gbnf('root ::= "{" [a-z]* "}"'),
-        bpe_vocab(),
-        cache=False,
-        precompute=False,
-        prefetch=True,
-    )
+    compiled = prefetching(gs.Grammar.from_gbnf('root ::= "{" [a-z]* "}"'), bpe_vocab())
     m = gs.Matcher(compiled)
     assert_masks_exact(m, compiled.vocab_size)
     before = compiled.stats()
@@ -63,9 +62,7 @@ def test_fills_racing_prefetch_stay_exact() -> None:
     rng = random.Random(5)
     for round_ in range(3):
         vocab = bpe_vocab()  # a fresh shared cache: every state classified at first sight
-        compiled = gs.compile(
-            gs.Grammar.json(), vocab, cache=False, precompute=False, prefetch=True
-        )
+        compiled = prefetching(gs.Grammar.json(), vocab)
         m = gs.Matcher(compiled)
         for tid in tokenize(JSON_TEXT, normal_tokens(vocab), lambda fits: fits[-1]):
             assert tid in assert_masks_exact(m, compiled.vocab_size)
@@ -80,13 +77,7 @@ def test_fills_racing_prefetch_stay_exact() -> None:
 
 
 def test_accept_bytes_prefetches_too() -> None:
-    compiled = gs.compile(
-        gs.Grammar.from_gbnf('root ::= "{" [a-z]* "}"'),
-        bpe_vocab(),
-        cache=False,
-        precompute=False,
-        prefetch=True,
-    )
+    compiled = prefetching(gs.Grammar.from_gbnf('root ::= "{" [a-z]* "}"'), bpe_vocab())
     m = gs.Matcher(compiled)
     assert m.accept_bytes(b"{ab")
     (state,) = set(m._core.item_states())
@@ -96,9 +87,7 @@ def test_accept_bytes_prefetches_too() -> None:
 
 def test_a_grammar_dropped_with_prefetch_queued() -> None:
     for _ in range(20):
-        compiled = gs.compile(
-            gs.Grammar.json(), bpe_vocab(), cache=False, precompute=False, prefetch=True
-        )
+        compiled = prefetching(gs.Grammar.json(), bpe_vocab())
         m = gs.Matcher(compiled)
         assert m.accept_bytes(b'{"key": [1, "')
         del m, compiled  # the queued work holds the grammar's cache weakly: it is skipped
@@ -125,13 +114,7 @@ def test_a_fill_takes_the_mask_filled_ahead() -> None:
     # pauses it is, at least once; every mask is exact whoever filled it.
     taken = 0
     for attempt in range(6):
-        compiled = gs.compile(
-            gs.Grammar.from_gbnf(BRACKETS),
-            bracket_vocab(),
-            cache=False,
-            precompute=False,
-            prefetch=True,
-        )
+        compiled = prefetching(gs.Grammar.from_gbnf(BRACKETS), bracket_vocab())
         m = gs.Matcher(compiled)
         assert m.accept_bytes(b"([ab")
         time.sleep(0.02 * 2**attempt)
@@ -144,13 +127,7 @@ def test_a_fill_takes_the_mask_filled_ahead() -> None:
 
 
 def test_no_mask_filled_ahead_for_a_copy_of_cached_entries() -> None:
-    compiled = gs.compile(
-        gs.Grammar.from_gbnf('root ::= "{" [a-z]* "}"'),
-        bpe_vocab(),
-        cache=False,
-        precompute=False,
-        prefetch=True,
-    )
+    compiled = prefetching(gs.Grammar.from_gbnf('root ::= "{" [a-z]* "}"'), bpe_vocab())
     text = b"{abcab}"
     first = gs.Matcher(compiled)
     for byte in text:
@@ -172,13 +149,7 @@ def test_a_mask_filled_ahead_is_dropped_when_the_state_moves() -> None:
     # Rollback, reset or another accept between the accept and the fill: the mask filled for the
     # old state is never used.
     for change in ("rollback", "reset", "accept"):
-        compiled = gs.compile(
-            gs.Grammar.from_gbnf(BRACKETS),
-            bracket_vocab(),
-            cache=False,
-            precompute=False,
-            prefetch=True,
-        )
+        compiled = prefetching(gs.Grammar.from_gbnf(BRACKETS), bracket_vocab())
         m = gs.Matcher(compiled)
         assert m.accept_bytes(b"(ab")
         assert m.accept_bytes(b"c")
@@ -199,9 +170,7 @@ def test_replays_with_masks_filled_ahead_stay_exact() -> None:
     vocab = bracket_vocab()
     text = b"(([(abc)]))"
     for round_ in range(4):
-        compiled = gs.compile(
-            gs.Grammar.from_gbnf(BRACKETS), vocab, cache=False, precompute=False, prefetch=True
-        )
+        compiled = prefetching(gs.Grammar.from_gbnf(BRACKETS), vocab)
         m = gs.Matcher(compiled)
         for byte in text:
             assert byte in assert_masks_exact(m, compiled.vocab_size)
