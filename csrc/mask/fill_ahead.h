@@ -1,5 +1,5 @@
 // The next mask of a matcher, filled by a background worker on a fork of the matcher taken right
-// after an accept, while the model decodes the accepted token (TokenMatcher::AfterAccept). The
+// after an accept, while the model decodes the accepted token (TokenMatcher::PrefetchNext). The
 // matcher's next fill takes it when it is done, waits a little when it is in progress, and fills
 // the mask itself when the worker has not started (or is slow, or failed): the mask is the one
 // the matcher would fill, since the fork is in the same state and masks depend on nothing else.
