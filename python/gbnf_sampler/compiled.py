@@ -228,7 +228,9 @@ def compile(
     make a longer run is never allowed (default: ``grammar.max_whitespace``, None for GBNF,
     :func:`gbnf_sampler.schema.output_whitespace_bound` for JSON Schema grammars).
     ``precompute`` classifies the reachable states on background workers; ``prefetch`` (default:
-    as ``precompute``) does there, after each accept, the next fill's work;
+    as ``precompute``) does there, after each accept, the next fill's work (neither is part of
+    the compile cache's key: a cached grammar keeps the settings it was compiled with, and
+    ``cache=False`` compiles with these);
     ``cache_dir`` loads and saves the mask cache there (saved entries are unfiltered: the
     whitespace bound is applied after the cache)."""
     _check_compile_args(grammar, vocab, (max_state_size, max_rollback, max_history_bytes))
