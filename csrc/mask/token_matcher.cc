@@ -17,6 +17,18 @@
 
 namespace gbnf {
 
+namespace {
+
+// An item whose stack node was predicted in the last step: the item that predicted it covers it
+// (its walk makes the same prediction), so a fill reads only the other items' entries.
+bool CoveredByPredictor(const detail::Recognizer& recognizer, const detail::Item& it,
+                        uint64_t step) {
+  const detail::GssNode& node = recognizer.gss().node(it.node);
+  return node.step == step && node.cont_count > 0;
+}
+
+}  // namespace
+
 // Reused across steps (not copied by Fork).
 struct TokenMatcher::Scratch {
   detail::PrefixWalker walker;
@@ -373,8 +385,7 @@ void TokenMatcher::WriteCachedBits(uint32_t* words, size_t num_words) {
   const uint64_t step = recognizer.step();
   s.states.clear();
   for (const detail::Item& it : recognizer.items()) {
-    const detail::GssNode& node = recognizer.gss().node(it.node);
-    if (node.step == step && node.cont_count > 0) continue;
+    if (CoveredByPredictor(recognizer, it, step)) continue;
     if (std::find(s.states.begin(), s.states.end(), it.state) != s.states.end()) continue;
     s.states.push_back(it.state);
     const detail::StateMask& m = cache.StateMaskOf(it.state);
@@ -413,8 +424,7 @@ void TokenMatcher::PrefetchNext() {
   bool cheap = true;
   size_t dependent = 0;
   for (const detail::Item& it : recognizer.items()) {
-    const detail::GssNode& node = recognizer.gss().node(it.node);
-    if (node.step == step && node.cont_count > 0) continue;  // as WriteCachedBits skips it
+    if (CoveredByPredictor(recognizer, it, step)) continue;
     const detail::StateMask* m = core.FilledMaskOf(it.state);
     if (m == nullptr) {
       core.Prefetch(it.state);
@@ -449,8 +459,7 @@ bool TokenMatcher::FillIsCached() const {
   const uint64_t step = recognizer.step();
   size_t dependent = 0;
   for (const detail::Item& it : recognizer.items()) {
-    const detail::GssNode& node = recognizer.gss().node(it.node);
-    if (node.step == step && node.cont_count > 0) continue;  // as WriteCachedBits skips it
+    if (CoveredByPredictor(recognizer, it, step)) continue;
     const detail::StateMask* m = cache.FilledMaskOf(it.state);
     if (m == nullptr) return false;
     dependent += m->dependent.size();
