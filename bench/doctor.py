@@ -61,7 +61,7 @@ def split(text: str) -> dict[str, float]:
     try:
         out["parse"], grammar = _ms(lambda: gs.Grammar.from_gbnf(text))
         out["rules"], rules = _ms(lambda: grammar.rules)
-        out["facts"], facts = _ms(lambda: Facts(rules, grammar.root))
+        out["facts"], facts = _ms(lambda: Facts(rules, grammar.root, grammar._core))
         loc = Locator(text, rules)
         out["empty_output"], _ = _ms(lambda: checks.check_empty_output(facts, loc))
         out["unbounded_filler"], _ = _ms(lambda: checks.check_unbounded_filler(facts, loc))

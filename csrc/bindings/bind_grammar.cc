@@ -3,6 +3,7 @@
 #include <string>
 
 #include "bindings/bindings.h"
+#include "bindings/doctor_facts.h"
 #include "bindings/shims.h"
 #include "bindings/source_layout.h"
 
@@ -25,6 +26,7 @@ void BindGrammar(py::module_& m) {
       .def("rules_ast", &RulesAst)
       .def("rules_nodes", &RulesNodes)
       .def("source_layout", &SourceLayoutOf)
+      .def("doctor_facts", &DoctorFactsOf)
       .def("source", [](const Grammar& g) { return py::bytes(g.source()); })
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })
       .def("distinct_item_rules",

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "automaton/utf8_ranges.h"
+#include "grammar/rule_graph.h"
 
 namespace gbnf::detail {
 namespace {
@@ -36,33 +37,24 @@ struct Step {
 struct RulePrograms {
   std::vector<uint32_t> step_begin;  // rule r's body: steps[step_begin[r] .. step_begin[r + 1])
   std::vector<Step> steps;
-  std::vector<uint32_t> ref_begin;  // rule r references refs[ref_begin[r] .. ref_begin[r + 1])
-  std::vector<RuleId> refs;
-  std::vector<uint32_t> user_begin;  // rule r is referenced by users[user_begin[r] .. + 1])
-  std::vector<RuleId> users;
+  RuleEdges refs;   // in first-reference order, as RuleReferences gives them
+  RuleEdges users;
   std::vector<uint8_t> self_reference;
 
   explicit RulePrograms(const RuleTree& tree) : tree_(tree), last_user_(tree.rules.size(), kNone) {
     const size_t n = tree.rules.size();
     step_begin.reserve(n + 1);
-    ref_begin.reserve(n + 1);
+    refs.begin.reserve(n + 1);
     steps.reserve(tree.nodes.size());
     self_reference.assign(n, 0);
     for (RuleId r = 0; r < n; ++r) {
       step_begin.push_back(static_cast<uint32_t>(steps.size()));
-      ref_begin.push_back(static_cast<uint32_t>(refs.size()));
+      refs.begin.push_back(static_cast<uint32_t>(refs.to.size()));
       Emit(tree.rules[r].body, r);
     }
     step_begin.push_back(static_cast<uint32_t>(steps.size()));
-    ref_begin.push_back(static_cast<uint32_t>(refs.size()));
-    user_begin.assign(n + 1, 0);
-    for (RuleId c : refs) ++user_begin[c + 1];
-    for (size_t r = 0; r < n; ++r) user_begin[r + 1] += user_begin[r];
-    users.resize(refs.size());
-    std::vector<uint32_t> fill(user_begin.begin(), user_begin.end() - 1);
-    for (RuleId r = 0; r < n; ++r) {
-      for (uint32_t i = ref_begin[r]; i < ref_begin[r + 1]; ++i) users[fill[refs[i]]++] = r;
-    }
+    refs.begin.push_back(static_cast<uint32_t>(refs.to.size()));
+    users = Reversed(refs);
   }
 
  private:
@@ -74,7 +66,7 @@ struct RulePrograms {
         steps.push_back({Step::kRule, false, false, node.rule, 0});
         if (last_user_[node.rule] != r) {
           last_user_[node.rule] = r;
-          refs.push_back(node.rule);
+          refs.to.push_back(node.rule);
           if (node.rule == r) self_reference[r] = 1;
         }
         return;
@@ -156,54 +148,17 @@ class RuleAnalysis {
     bool nullable = false;
   };
 
-  // Tarjan's algorithm, without recursion: components come out callees first, so every rule a
-  // component references outside itself is settled when the component is.
+  // Components come out callees first, so every rule a component references outside itself is
+  // settled when the component is.
   void VisitComponents() {
-    const size_t n = tree_.rules.size();
-    std::vector<uint32_t> index(n, kNone);
-    std::vector<uint32_t> low(n, 0);
-    std::vector<uint8_t> open(n, 0);  // on Tarjan's stack
-    std::vector<RuleId> open_rules;
-    std::vector<std::pair<RuleId, uint32_t>> path;  // rule, next reference to follow
-    uint32_t counter = 0;
-    auto enter = [&](RuleId r) {
-      index[r] = low[r] = counter++;
-      open[r] = 1;
-      open_rules.push_back(r);
-      path.emplace_back(r, programs_.ref_begin[r]);
-    };
-    for (RuleId top = 0; top < n; ++top) {
-      if (index[top] != kNone) continue;
-      enter(top);
-      while (!path.empty()) {
-        const RuleId r = path.back().first;
-        const uint32_t next = path.back().second;
-        if (next < programs_.ref_begin[r + 1]) {
-          ++path.back().second;
-          const RuleId c = programs_.refs[next];
-          if (index[c] == kNone) {
-            enter(c);
-          } else if (open[c]) {
-            low[r] = std::min(low[r], index[c]);
-          }
-          continue;
-        }
-        path.pop_back();
-        if (!path.empty()) low[path.back().first] = std::min(low[path.back().first], low[r]);
-        if (low[r] != index[r]) continue;
-        auto first = std::find(open_rules.rbegin(), open_rules.rend(), r).base() - 1;
-        members_.assign(first, open_rules.end());
-        open_rules.erase(first, open_rules.end());
-        for (RuleId m : members_) open[m] = 0;
-        Settle();
-      }
-    }
+    ForEachComponent(programs_.refs,
+                     [this](const std::vector<RuleId>& members) { Settle(members); });
   }
 
-  // Facts of the component in members_, all its outside callees settled.
-  void Settle() {
-    const RuleId first = members_.front();
-    if (members_.size() == 1 && !programs_.self_reference[first]) {
+  // Facts of the component of `members`, all its outside callees settled.
+  void Settle(const std::vector<RuleId>& members) {
+    const RuleId first = members.front();
+    if (members.size() == 1 && !programs_.self_reference[first]) {
       const Summary s = Evaluate(first);
       Record(first, s);
       const bool distinct_items =
@@ -216,12 +171,13 @@ class RuleAnalysis {
     // Recursive: the least fixpoint of productive and nullable inside the component. A member
     // is read again only when a member it references has just become productive or nullable.
     const auto id = static_cast<uint32_t>(first);
-    for (RuleId m : members_) component_[m] = id;
+    for (RuleId m : members) component_[m] = id;
     std::vector<RuleId> work;
     auto reexamine_users = [&](RuleId r, Gained gained) {
       if (!gained.productive && !gained.nullable) return;
-      for (uint32_t i = programs_.user_begin[r]; i < programs_.user_begin[r + 1]; ++i) {
-        const RuleId u = programs_.users[i];
+      const RuleEdges& users = programs_.users;
+      for (const RuleId* user = users.first(r); user != users.last(r); ++user) {
+        const RuleId u = *user;
         if (component_[u] == id && examined_[u] &&
             ((gained.productive && !facts_.productive[u]) ||
              (gained.nullable && !facts_.nullable[u]))) {
@@ -229,7 +185,7 @@ class RuleAnalysis {
         }
       }
     };
-    for (RuleId m : members_) {
+    for (RuleId m : members) {
       examined_[m] = 1;
       reexamine_users(m, Record(m, Evaluate(m)));
       while (!work.empty()) {
@@ -247,8 +203,9 @@ class RuleAnalysis {
     while (!work.empty()) {
       const RuleId r = work.back();
       work.pop_back();
-      for (uint32_t i = programs_.ref_begin[r]; i < programs_.ref_begin[r + 1]; ++i) {
-        const RuleId c = programs_.refs[i];
+      for (const RuleId* callee = programs_.refs.first(r); callee != programs_.refs.last(r);
+           ++callee) {
+        const RuleId c = *callee;
         if (!facts_.reachable[c]) {
           facts_.reachable[c] = 1;
           work.push_back(c);
@@ -328,7 +285,6 @@ class RuleAnalysis {
   std::vector<uint32_t> cost_;       // per settled rule outside recursion
   std::vector<uint32_t> component_;  // per rule in a recursive component: its first member
   std::vector<uint8_t> examined_;    // per rule in a recursive component: read once already
-  std::vector<RuleId> members_;      // the component being settled
   std::vector<Summary> values_;      // Evaluate's stack
 };
 

@@ -156,7 +156,7 @@ def _run_checks(
     grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str], skipped: list[str]
 ) -> tuple[list[Finding], Facts]:
     rules = grammar.rules
-    facts = Facts(rules, grammar.root)
+    facts = Facts(rules, grammar.root, grammar._core)
     loc = Locator(text, rules)
     findings = core_findings(grammar.warnings)
     checks = [

@@ -5,9 +5,10 @@ components, and which rules can only ever produce whitespace.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from .. import syntax
+from .. import _core, syntax
 from .tree import (
     Rules,
     children,
@@ -47,22 +48,39 @@ def class_invisible(node: syntax.CharClass) -> bool:
 
 
 class Facts:
-    """Facts about ``rules`` (``Grammar.rules``) with start rule ``root``."""
+    """Facts about ``rules`` (``Grammar.rules``) with start rule ``root``. Given ``core``, the
+    core grammar those rules were read from (``Grammar._core``), the rule-level facts come from
+    its one-pass analysis (csrc/grammar/doctor_facts.h); the Python definitions below are the
+    reference the tests compare it with, and serve rules that came from elsewhere."""
 
-    def __init__(self, rules: Rules, root: str) -> None:
+    def __init__(self, rules: Rules, root: str, core: _core.Grammar | None = None) -> None:
         self.rules = rules
         self.root = root
-        self.graph = reference_graph(rules)
-        self.users = users_of(self.graph)
-        self.reachable = reachable(self.graph, root) if root in rules else set()
         self._nullable_nodes: dict[int, bool] = {}
+        self._invisible_rules: set[str] | None = None
+        facts = core.doctor_facts() if core is not None else None
+        if facts is not None and facts["names"] == list(rules) and root in rules:
+            self.graph: dict[str, list[str]] = facts["graph"]
+            self.reachable: set[str] = facts["reachable"]
+            self.components: list[list[str]] = facts["components"]
+            self.component_of: dict[str, int] = facts["component_of"]
+            self.recursive: set[str] = facts["recursive"]
+            self.nullable_rules: set[str] = facts["nullable"]
+            self._invisible_rules = facts["invisible"]
+            return
+        self.graph = reference_graph(rules)
+        self.reachable = reachable(self.graph, root) if root in rules else set()
         self.components = strongly_connected(self.graph)
         self.component_of = {r: i for i, c in enumerate(self.components) for r in c}
         self.recursive = {
             r for c in self.components for r in c if len(c) > 1 or r in self.graph.get(r, ())
         }
         self.nullable_rules = self._nullable_rules()
-        self._invisible_rules: set[str] | None = None
+
+    @functools.cached_property
+    def users(self) -> dict[str, list[str]]:
+        """Rule -> the rules that reference it (only rules that have users)."""
+        return users_of(self.graph)
 
     # --- nullable -------------------------------------------------------------------------
 

@@ -1,0 +1,16 @@
+// The doctor's rule facts (csrc/grammar/doctor_facts.h) as the Python containers its Facts class
+// holds (python/gbnf_sampler/doctor/facts.py), keyed by rule name.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "gbnf_sampler/grammar.h"
+
+namespace gbnf::bindings {
+
+// A dict: "names" (the rules, in rule order), "graph" (name -> the names it references),
+// "components" (lists of names), "component_of" (name -> its component's index), and the sets
+// "recursive", "nullable", "reachable", "invisible".
+pybind11::dict DoctorFactsOf(const Grammar& g);
+
+}  // namespace gbnf::bindings

@@ -1,0 +1,95 @@
+#include "grammar/doctor_facts.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "grammar/rule_facts.h"
+
+namespace gbnf::detail {
+namespace {
+
+// Inclusive ranges, as python/gbnf_sampler/doctor/facts.py INVISIBLE lists them.
+constexpr CodepointRange kInvisible[] = {
+    {0x09, 0x0D},     {0x20, 0x20},     {0x85, 0x85},     {0xA0, 0xA0},
+    {0x1680, 0x1680}, {0x2000, 0x200D}, {0x2028, 0x2029}, {0x202F, 0x202F},
+    {0x205F, 0x2060}, {0x3000, 0x3000}, {0xFEFF, 0xFEFF},
+};
+
+bool RangeInvisible(const CodepointRange& range) {
+  return std::any_of(std::begin(kInvisible), std::end(kInvisible),
+                     [&](const CodepointRange& r) { return range.lo >= r.lo && range.hi <= r.hi; });
+}
+
+bool TerminalInvisible(const Node& node) {
+  switch (node.kind) {
+    case NodeKind::kLiteral:
+      return std::all_of(node.codepoints.begin(), node.codepoints.end(), InvisibleCodepoint);
+    case NodeKind::kCharClass:
+      return !node.negated && std::all_of(node.ranges.begin(), node.ranges.end(), RangeInvisible);
+    case NodeKind::kAnyChar:
+    case NodeKind::kTokenRef:
+      return false;
+    default:
+      return true;  // inner nodes and references: their parts decide
+  }
+}
+
+// Every rule that references a visible one is visible too (users found first, then theirs).
+void SpreadVisible(const RuleEdges& users, std::vector<uint8_t>* visible) {
+  std::vector<RuleId> work;
+  for (RuleId r = 0; r < visible->size(); ++r) {
+    if ((*visible)[r]) work.push_back(r);
+  }
+  while (!work.empty()) {
+    const RuleId r = work.back();
+    work.pop_back();
+    for (const RuleId* u = users.first(r); u != users.last(r); ++u) {
+      if (!(*visible)[*u]) {
+        (*visible)[*u] = 1;
+        work.push_back(*u);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool InvisibleCodepoint(uint32_t cp) { return RangeInvisible({cp, cp}); }
+
+DoctorFacts AnalyzeForDoctor(const Grammar& grammar) {
+  DoctorFacts facts;
+  const size_t n = grammar.rules().size();
+  // Per rule: a visible terminal in its own body (a literal's code points are read only while
+  // none is found: each is another allocation to load).
+  std::vector<uint8_t> visible(n, 0);
+  facts.references =
+      RuleReferences(grammar.nodes(), grammar.rules(), [&](RuleId r, const Node& node) {
+        if (!visible[r] && !TerminalInvisible(node)) visible[r] = 1;
+      });
+  facts.users = Reversed(facts.references);
+  SpreadVisible(facts.users, &visible);
+  facts.invisible.resize(n);
+  for (size_t r = 0; r < n; ++r) facts.invisible[r] = !visible[r];
+  facts.recursive.assign(n, 0);
+  ForEachComponent(facts.references, [&](const std::vector<RuleId>& members) {
+    const RuleId first = members.front();
+    const RuleId* refs_end = facts.references.last(first);
+    const bool recursive =
+        members.size() > 1 || std::find(facts.references.first(first), refs_end, first) != refs_end;
+    for (RuleId m : members) facts.recursive[m] = recursive;
+    facts.components.push_back(members);
+  });
+  // The parser's facts have both (computed without a nesting limit, which neither depends on).
+  const RuleFacts* parsed = grammar.ParsedFacts();
+  if (parsed != nullptr && parsed->reachable.size() == n) {
+    facts.nullable = parsed->nullable;
+    facts.reachable = parsed->reachable;
+  } else {
+    RuleFacts analyzed = AnalyzeRules(grammar, kNoDepthLimit);
+    facts.nullable = std::move(analyzed.nullable);
+    facts.reachable = std::move(analyzed.reachable);
+  }
+  return facts;
+}
+
+}  // namespace gbnf::detail

@@ -1,0 +1,170 @@
+"""The doctor's rule facts from the core (``Facts(rules, root, core)``, csrc/grammar/doctor_facts.h)
+against the Python definitions in doctor/facts.py, which stay the reference: the reference
+graph, reachability, the strongly connected components in Tarjan's order, recursion, nullable
+rules and invisible-only rules must be equal, as values and in order."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import gbnf_sampler as gs
+from gbnf_sampler.doctor import facts as facts_module
+from gbnf_sampler.doctor.facts import INVISIBLE, Facts
+from gbnf_sampler.errors import GrammarError
+from strategies import gbnf_texts, grammars
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from bench_parse import generated_grammar
+
+FIELDS = (
+    "graph",
+    "users",
+    "reachable",
+    "components",
+    "component_of",
+    "recursive",
+    "nullable_rules",
+    "invisible_rules",
+)
+
+
+def _assert_same(grammar: gs.Grammar) -> Facts:
+    rules = grammar.rules
+    reference = Facts(rules, grammar.root)
+    with mock.patch.object(facts_module, "reference_graph", side_effect=AssertionError):
+        core = Facts(rules, grammar.root, grammar._core)  # not through the Python walks
+    for field in FIELDS:
+        assert getattr(core, field) == getattr(reference, field), field
+    # Order matters where the checks iterate: components and each rule's references.
+    assert [list(c) for c in core.components] == reference.components
+    assert list(core.graph.items()) == list(reference.graph.items())
+    return core
+
+
+# Atoms that exercise every kind of terminal, visible or not, and references among five rules.
+ATOMS = [
+    '" "',
+    '"x"',
+    '"\\t\\n"',
+    '""',
+    "[ \\t]",
+    "[^a]",
+    "[\\u2000-\\u200D]",
+    "[\\u2000-\\u200E]",
+    '"\\u200B"',
+    '"\\uFEFF"',
+    ".",
+    "<[3]>",
+    "a",
+    "b",
+    "c",
+    "d",
+    "root",
+]
+SUFFIXES = ["", "", "*", "?", "+", "{2}"]
+
+
+@st.composite
+def raw_grammars(draw: st.DrawFn) -> str:
+    """Five rules over ATOMS, any references (cycles, unreachable and self-referencing rules)."""
+    lines = []
+    for name in ("root", "a", "b", "c", "d"):
+        alternatives = []
+        for _ in range(draw(st.integers(1, 3))):
+            items = draw(st.lists(st.sampled_from(ATOMS), max_size=3))
+            suffixes = draw(st.lists(st.sampled_from(SUFFIXES), min_size=3, max_size=3))
+            parts = [f"({a}){s}" for a, s in zip(items, suffixes[: len(items)], strict=True)]
+            alternatives.append(" ".join(parts) or '""')
+        lines.append(f"{name} ::= {' | '.join(alternatives)}")
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw_grammars())
+def test_random_reference_graphs(text: str) -> None:
+    try:
+        grammar = gs.Grammar.from_gbnf(text)
+    except GrammarError:
+        assume(False)
+        raise
+    _assert_same(grammar)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    grammars(max_rules=5, max_depth=4, tokens=True).flatmap(
+        lambda g: gbnf_texts(*g).map(lambda text: (text, g[1]))
+    )
+)
+def test_random_grammars(case: tuple[str, str]) -> None:
+    text, root = case
+    _assert_same(gs.Grammar.from_gbnf(text, root=root))
+
+
+def test_llama_cpp_grammars(llama_grammars: dict[str, Path]) -> None:
+    for path in llama_grammars.values():
+        _assert_same(gs.Grammar.from_gbnf(path.read_text(encoding="utf-8")))
+
+
+def test_generated_grammar() -> None:
+    _assert_same(gs.Grammar.from_gbnf(generated_grammar(400)))
+
+
+def test_schema_grammar() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 5},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "child": {"$ref": "#"},
+        },
+    }
+    _assert_same(gs.Grammar.from_json_schema(schema))
+
+
+def test_distinct_items_grammar() -> None:
+    """No parser facts are kept for it: the core analyses the rules itself."""
+    text = (
+        "#@ distinct-items items\n"
+        'root ::= "[" items "]"\n'
+        'items ::= ("a" | "b") ("," ("a" | "b"))*\n'
+    )
+    _assert_same(gs.Grammar.from_gbnf(text))
+
+
+@pytest.mark.parametrize(("lo", "hi"), INVISIBLE)
+def test_every_invisible_range_edge(lo: int, hi: int) -> None:
+    """Each range of the table, its ends and the code points just outside, in literals and
+    classes (a class inside the range, one reaching one past it)."""
+    rules = {
+        "lo": f'"\\U{lo:08X}"',
+        "hi": f'"\\U{hi:08X}"',
+        "below": f'"\\U{lo - 1:08X}"',
+        "above": f'"\\U{hi + 1:08X}"',
+        "inside": f"[\\U{lo:08X}-\\U{hi:08X}]",
+        "wider": f"[\\U{lo:08X}-\\U{hi + 1:08X}]",
+        "negated": f"[^\\U{lo:08X}-\\U{hi:08X}]",
+        "uses": "lo hi inside",
+    }
+    lines = ["root ::= " + " | ".join(rules)]
+    lines += [f"{name} ::= {body}" for name, body in rules.items()]
+    facts = _assert_same(gs.Grammar.from_gbnf("\n".join(lines) + "\n"))
+    assert {"lo", "hi", "inside", "uses"} <= facts.invisible_rules
+    assert not {"above", "wider", "negated", "root"} & facts.invisible_rules
+    assert ("below" in facts.invisible_rules) == any(a <= lo - 1 <= b for a, b in INVISIBLE)
+
+
+def test_rules_from_elsewhere_use_the_reference() -> None:
+    """Rules that are not the core grammar's (another order, other names) are analysed in
+    Python, not matched up with the core's by accident."""
+    grammar = gs.Grammar.from_gbnf('root ::= a b\na ::= "x" | a "y"\nb ::= " "*\n')
+    reordered = dict(reversed(list(grammar.rules.items())))
+    facts = Facts(reordered, grammar.root, grammar._core)
+    assert list(facts.graph) == ["b", "a", "root"]
+    assert facts.components == [["b"], ["a"], ["root"]]
