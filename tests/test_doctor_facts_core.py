@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import gbnf_sampler as gs
 from gbnf_sampler.doctor import facts as facts_module
 from gbnf_sampler.doctor.facts import INVISIBLE, Facts
+from gbnf_sampler.doctor.sample import INF, shortest
 from gbnf_sampler.errors import GrammarError
 from strategies import gbnf_texts, grammars
 
@@ -31,6 +32,7 @@ FIELDS = (
     "recursive",
     "nullable_rules",
     "invisible_rules",
+    "token_rules",
 )
 
 
@@ -44,6 +46,7 @@ def _assert_same(grammar: gs.Grammar) -> Facts:
     # Order matters where the checks iterate: components and each rule's references.
     assert [list(c) for c in core.components] == reference.components
     assert list(core.graph.items()) == list(reference.graph.items())
+    assert core.shortest(rules) == shortest(rules) == reference.shortest(rules)
     return core
 
 
@@ -158,6 +161,17 @@ def test_every_invisible_range_edge(lo: int, hi: int) -> None:
     assert {"lo", "hi", "inside", "uses"} <= facts.invisible_rules
     assert not {"above", "wider", "negated", "root"} & facts.invisible_rules
     assert ("below" in facts.invisible_rules) == any(a <= lo - 1 <= b for a, b in INVISIBLE)
+
+
+def test_shortest_derivations_past_the_largest_length() -> None:
+    """Lengths at and past sample.INF (2^60) count as no derivation, as in Python's integers."""
+    lines = ['root ::= r7 | "z"', 'r0 ::= "aa" | r0 "b"']
+    lines += [f"r{k} ::= r{k - 1}{{1000}}" for k in range(1, 8)]
+    core = _assert_same(gs.Grammar.from_gbnf("\n".join(lines) + "\n"))
+    table = core.shortest(core.rules)
+    assert table["r5"] == (2 * 1000**5, 5)
+    assert INF <= 2 * 1000**6 and "r6" not in table and "r7" not in table
+    assert table["root"] == (1, 0)
 
 
 def test_rules_from_elsewhere_use_the_reference() -> None:

@@ -27,6 +27,7 @@ void BindGrammar(py::module_& m) {
       .def("rules_nodes", &RulesNodes)
       .def("source_layout", &SourceLayoutOf)
       .def("doctor_facts", &DoctorFactsOf)
+      .def("shortest_derivations", &ShortestDerivationsOf)
       .def("source", [](const Grammar& g) { return py::bytes(g.source()); })
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })
       .def("distinct_item_rules",

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "grammar/doctor_facts.h"
+#include "grammar/shortest_derivation.h"
 
 namespace py = pybind11;
 
@@ -69,6 +70,21 @@ py::dict DoctorFactsOf(const Grammar& g) {
   out["nullable"] = NamesSet(names, facts.nullable);
   out["reachable"] = NamesSet(names, facts.reachable);
   out["invisible"] = NamesSet(names, facts.invisible);
+  out["tokens"] = NamesSet(names, facts.tokens);
+  return out;
+}
+
+py::dict ShortestDerivationsOf(const Grammar& g) {
+  std::vector<detail::Derivation> table;
+  {
+    py::gil_scoped_release release;
+    table = detail::ShortestDerivations(g, detail::RuleReferences(g.nodes(), g.rules()));
+  }
+  py::dict out;
+  for (size_t r = 0; r < table.size(); ++r) {
+    if (table[r].length >= detail::kNoDerivation) continue;
+    out[py::str(g.rules()[r].name)] = py::make_tuple(table[r].length, table[r].height);
+  }
   return out;
 }
 

@@ -10,7 +10,12 @@ namespace gbnf::bindings {
 
 // A dict: "names" (the rules, in rule order), "graph" (name -> the names it references),
 // "components" (lists of names), "component_of" (name -> its component's index), and the sets
-// "recursive", "nullable", "reachable", "invisible".
+// "recursive", "nullable", "reachable", "invisible", "tokens" (rules whose own body holds a
+// token reference).
 pybind11::dict DoctorFactsOf(const Grammar& g);
+
+// Rule name -> (length, height) of its shortest derivation (csrc/grammar/shortest_derivation.h),
+// for the rules that have one: the doctor's sample.shortest.
+pybind11::dict ShortestDerivationsOf(const Grammar& g);
 
 }  // namespace gbnf::bindings

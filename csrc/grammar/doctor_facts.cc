@@ -62,8 +62,10 @@ DoctorFacts AnalyzeForDoctor(const Grammar& grammar) {
   // Per rule: a visible terminal in its own body (a literal's code points are read only while
   // none is found: each is another allocation to load).
   std::vector<uint8_t> visible(n, 0);
+  facts.tokens.assign(n, 0);
   facts.references =
       RuleReferences(grammar.nodes(), grammar.rules(), [&](RuleId r, const Node& node) {
+        if (node.kind == NodeKind::kTokenRef) facts.tokens[r] = 1;
         if (!visible[r] && !TerminalInvisible(node)) visible[r] = 1;
       });
   facts.users = Reversed(facts.references);

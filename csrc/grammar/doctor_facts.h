@@ -22,6 +22,7 @@ struct DoctorFacts {
   // Per rule: every terminal it can reach, through the rules it references, is invisible (see
   // InvisibleCodepoint); any character, a negated class or a token reference never is.
   std::vector<uint8_t> invisible;
+  std::vector<uint8_t> tokens;  // per rule: its own body holds a token reference
 };
 
 DoctorFacts AnalyzeForDoctor(const Grammar& grammar);

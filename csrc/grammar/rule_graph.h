@@ -53,6 +53,10 @@ RuleEdges RuleReferences(const std::vector<Node>& nodes, const std::vector<Rule>
   return edges;
 }
 
+inline RuleEdges RuleReferences(const std::vector<Node>& nodes, const std::vector<Rule>& rules) {
+  return RuleReferences(nodes, rules, [](RuleId, const Node&) {});
+}
+
 // The same edges turned around: rule r leads to every rule that references it, in rule order.
 RuleEdges Reversed(const RuleEdges& edges);
 

@@ -9,6 +9,7 @@ import functools
 from typing import Any
 
 from .. import _core, syntax
+from .sample import Minimums, shortest
 from .tree import (
     Rules,
     children,
@@ -58,8 +59,10 @@ class Facts:
         self.root = root
         self._nullable_nodes: dict[int, bool] = {}
         self._invisible_rules: set[str] | None = None
+        self._core: _core.Grammar | None = None
         facts = core.doctor_facts() if core is not None else None
         if facts is not None and facts["names"] == list(rules) and root in rules:
+            self._core = core
             self.graph: dict[str, list[str]] = facts["graph"]
             self.reachable: set[str] = facts["reachable"]
             self.components: list[list[str]] = facts["components"]
@@ -67,6 +70,7 @@ class Facts:
             self.recursive: set[str] = facts["recursive"]
             self.nullable_rules: set[str] = facts["nullable"]
             self._invisible_rules = facts["invisible"]
+            self.token_rules: set[str] = facts["tokens"]
             return
         self.graph = reference_graph(rules)
         self.reachable = reachable(self.graph, root) if root in rules else set()
@@ -76,6 +80,15 @@ class Facts:
             r for c in self.components for r in c if len(c) > 1 or r in self.graph.get(r, ())
         }
         self.nullable_rules = self._nullable_rules()
+        self.token_rules = rules_with_tokens(rules)
+
+    def shortest(self, rules: Rules) -> Minimums:
+        """:func:`.sample.shortest` of ``rules``, a part of these rules closed under references
+        (the core's table when these facts came from it)."""
+        if self._core is None:
+            return shortest(rules, self.graph, self.components)
+        table = self._core.shortest_derivations()
+        return {name: table[name] for name in rules if name in table}
 
     @functools.cached_property
     def users(self) -> dict[str, list[str]]:
@@ -150,6 +163,12 @@ def _terminals_invisible(node: syntax.Node) -> bool:
     return True
 
 
+def rules_with_tokens(rules: Rules) -> set[str]:
+    """The rules whose own body holds a token reference."""
+    token = syntax.TokenRef
+    return {name for name, body in rules.items() if any(type(n) is token for n in walk(body))}
+
+
 _SEQUENCE, _ALTERNATION, _REPEAT = syntax.Sequence, syntax.Alternation, syntax.Repeat
 
 
@@ -207,4 +226,4 @@ def _leaf_nullable(node: syntax.Node, rules: set[str]) -> bool:
     return False  # classes, '.', token references
 
 
-__all__ = ["INVISIBLE", "Facts", "class_invisible", "invisible"]
+__all__ = ["INVISIBLE", "Facts", "class_invisible", "invisible", "rules_with_tokens"]

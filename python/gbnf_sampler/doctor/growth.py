@@ -22,10 +22,10 @@ from ..grammar import Grammar
 from ..limits import DOCTOR_MAX_ABLATIONS as MAX_ABLATIONS
 from ..limits import DOCTOR_MEASURE_STATE_SIZE as MEASURE_STATE_CAP
 from ..matcher import Matcher
-from .facts import Facts
+from .facts import Facts, rules_with_tokens
 from .findings import Finding
 from .locate import Locator
-from .sample import Minimums, Sampler, shortest
+from .sample import Minimums, Sampler
 from .source import rule_slices
 from .tree import Rules, reachable, reference_graph, rules_to_gbnf, to_gbnf, walk
 
@@ -162,12 +162,12 @@ def _subgrammar(
     """The rules ``root`` reaches, and their grammar (None when it cannot be measured at byte
     level: token references). With the source ``text`` and its :func:`rule_slices`, the grammar
     is parsed from the rules' own text (cheaper than printing them). ``graph``: the rules'
-    reference graph, ``tokens``: the rules holding a token reference (:func:`_token_rules`
-    of at least the rules ``root`` reaches), when the caller has them."""
+    reference graph, ``tokens``: the rules holding a token reference (``rules_with_tokens`` of
+    at least the rules ``root`` reaches), when the caller has them."""
     keep = reachable(graph if graph is not None else reference_graph(rules), root)
     names = [n for n in rules if n in keep]
     sub = {n: rules[n] for n in names}
-    if _token_rules(sub) if tokens is None else tokens & keep:
+    if rules_with_tokens(sub) if tokens is None else tokens & keep:
         return None
     if slices is not None and all(n in slices for n in names):
         pieces = [text[a:b] for n in names for a, b in slices[n]]
@@ -179,13 +179,6 @@ def _subgrammar(
         return sub, Grammar.from_gbnf(rules_to_gbnf(sub, names), root=root)
     except (GrammarError, RecursionError):
         return None
-
-
-def _token_rules(rules: Rules) -> set[str]:
-    """The rules whose body holds a token reference."""
-    return {
-        name for name, body in rules.items() if any(type(n) is syntax.TokenRef for n in walk(body))
-    }
 
 
 def _without(rules: Rules, rule: str, index: int) -> dict[str, syntax.Node]:
@@ -228,8 +221,8 @@ def check_growth(facts: Facts, loc: Locator) -> list[Finding]:
     for component in found:
         needed |= reachable(facts.graph, component[0])
     needed_rules = {n: facts.rules[n] for n in facts.rules if n in needed}
-    minimums = shortest(needed_rules, facts.graph, facts.components)
-    tokens = _token_rules(needed_rules)
+    minimums = facts.shortest(needed_rules)
+    tokens = facts.token_rules
     slices = rule_slices(loc.text) if loc.text is not None else None
     out = []
     for component in found:

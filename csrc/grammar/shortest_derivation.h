@@ -1,0 +1,33 @@
+// Each rule's shortest derivation, as the doctor's sampler needs it to end a random derivation
+// near a target length (python/gbnf_sampler/doctor/sample.py, `shortest`, the reference the tests
+// compare this with): the fewest code points a sentence of the rule has, then the fewest nested
+// rule references among those sentences.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gbnf_sampler/grammar.h"
+#include "grammar/rule_graph.h"
+
+namespace gbnf::detail {
+
+// The length of a rule without a byte-level sentence (token references, or no end), as sample.py
+// writes it (INF); any longer length counts as none.
+inline constexpr uint64_t kNoDerivation = uint64_t{1} << 60;
+
+// Ordered by length, then height (lexicographically, like Python's tuples).
+struct Derivation {
+  uint64_t length = kNoDerivation;  // code points
+  uint64_t height = kNoDerivation;  // rule references nested on the deepest path
+  friend bool operator<(const Derivation& a, const Derivation& b) {
+    return a.length != b.length ? a.length < b.length : a.height < b.height;
+  }
+};
+
+// Per rule, with `references` from RuleReferences: component by component, callees first; inside
+// a recursive component a rule is evaluated again when a member it references improves (values
+// only decrease, so the order does not change the result).
+std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references);
+
+}  // namespace gbnf::detail
