@@ -1,7 +1,10 @@
 """The doctor's rule facts from the core (``Facts(rules, root, core)``, csrc/grammar/doctor_facts.h)
 against the Python definitions in doctor/facts.py, which stay the reference: the reference
 graph, reachability, the strongly connected components in Tarjan's order, recursion, nullable
-rules and invisible-only rules must be equal, as values and in order."""
+rules, invisible-only rules, rules with token references and the shortest derivations must be
+equal, as values and in order. The core's survey of choices (csrc/grammar/choice_survey.h)
+must give shadow.py's duplicates for every choice it lists, list every choice where the Python
+search finds anything, and so leave shadowed_alternative's findings unchanged."""
 
 from __future__ import annotations
 
@@ -14,7 +17,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
+from gbnf_sampler import syntax
 from gbnf_sampler.doctor import facts as facts_module
+from gbnf_sampler.doctor import shadow, tree
+from gbnf_sampler.doctor.locate import Locator
 from gbnf_sampler.doctor.facts import INVISIBLE, Facts
 from gbnf_sampler.doctor.sample import INF, shortest
 from gbnf_sampler.errors import GrammarError
@@ -47,11 +53,38 @@ def _assert_same(grammar: gs.Grammar) -> Facts:
     assert [list(c) for c in core.components] == reference.components
     assert list(core.graph.items()) == list(reference.graph.items())
     assert core.shortest(rules) == shortest(rules) == reference.shortest(rules)
+    _assert_same_choices(grammar, reference, core)
     return core
 
 
-# Atoms that exercise every kind of terminal, visible or not, and references among five rules.
+def _assert_same_choices(grammar: gs.Grammar, reference: Facts, core: Facts) -> None:
+    survey = {(rule, ordinal): duplicates for rule, ordinal, duplicates in core.choice_survey()}
+    for rule, body in grammar.rules.items():
+        choices = [n for n in tree.walk(body) if isinstance(n, syntax.Alternation)]
+        for ordinal, choice in enumerate(choices):
+            expected = shadow._duplicates(choice.items, None)
+            listed = survey.pop((rule, ordinal), None)
+            if listed is not None:
+                assert listed == expected, (rule, ordinal)
+            else:  # not listed: the Python search finds nothing there
+                assert not shadow._covered(choice.items, reference), (rule, ordinal)
+    assert not survey  # every listed choice exists
+    text = grammar.to_gbnf()
+    loc = Locator(text, grammar.rules)
+    found = [(f.line, f.column, f.message, f.fix) for f in shadow.check_shadowed(core, loc)]
+    assert found == [
+        (f.line, f.column, f.message, f.fix) for f in shadow.check_shadowed(reference, loc)
+    ]
+
+
+# Atoms that exercise every kind of terminal, visible or not, references among five rules, and
+# choices with duplicates and shadowed alternatives (one-character sets, literals).
 ATOMS = [
+    '"ab"',
+    '"a"',
+    "[a-c]",
+    "[a-c]+",
+    "<x>",
     '" "',
     '"x"',
     '"\\t\\n"',
@@ -64,6 +97,8 @@ ATOMS = [
     '"\\uFEFF"',
     ".",
     "<[3]>",
+    "<[4]>",
+    "!<[3]>",
     "a",
     "b",
     "c",
@@ -161,6 +196,24 @@ def test_every_invisible_range_edge(lo: int, hi: int) -> None:
     assert {"lo", "hi", "inside", "uses"} <= facts.invisible_rules
     assert not {"above", "wider", "negated", "root"} & facts.invisible_rules
     assert ("below" in facts.invisible_rules) == any(a <= lo - 1 <= b for a, b in INVISIBLE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'root ::= "a" | [a-c] | "x"',
+        'root ::= "abc" | [a-c]+ | "abd" ("e" | [d-f] | "e")',
+        "root ::= [^a] | . | \"b\" | [^a]",
+        'root ::= x | "ab" | "zz" | x\nx ::= [a-z]*',
+        'root ::= ("a" | "a") "b" | "c" | "c" | ("a" | "a") "b"',
+        'root ::= (("ab" | [a-b]+) | "q") | ("q") | <[1]> | <[1]> | <t> | <t> | !<[1]>',
+        'root ::= "a"{2,5} | "a"{2,5} | "a"{2,} | "a"{2,4} | x | x\nx ::= "a"',
+    ],
+)
+def test_choices_by_hand(text: str) -> None:
+    grammar = gs.Grammar.from_gbnf(text + "\n")
+    _assert_same(grammar)
+    assert Facts(grammar.rules, grammar.root, grammar._core).choice_survey()
 
 
 def test_shortest_derivations_past_the_largest_length() -> None:

@@ -28,6 +28,7 @@ void BindGrammar(py::module_& m) {
       .def("source_layout", &SourceLayoutOf)
       .def("doctor_facts", &DoctorFactsOf)
       .def("shortest_derivations", &ShortestDerivationsOf)
+      .def("choice_survey", &ChoiceSurveyOf)
       .def("source", [](const Grammar& g) { return py::bytes(g.source()); })
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })
       .def("distinct_item_rules",

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "grammar/doctor_facts.h"
+#include "grammar/choice_survey.h"
 #include "grammar/shortest_derivation.h"
 
 namespace py = pybind11;
@@ -84,6 +85,21 @@ py::dict ShortestDerivationsOf(const Grammar& g) {
   for (size_t r = 0; r < table.size(); ++r) {
     if (table[r].length >= detail::kNoDerivation) continue;
     out[py::str(g.rules()[r].name)] = py::make_tuple(table[r].length, table[r].height);
+  }
+  return out;
+}
+
+py::list ChoiceSurveyOf(const Grammar& g) {
+  std::vector<detail::ChoiceSurvey> surveys;
+  {
+    py::gil_scoped_release release;
+    surveys = detail::SurveyChoices(g);
+  }
+  py::list out;
+  for (const detail::ChoiceSurvey& survey : surveys) {
+    py::dict duplicates;
+    for (const auto& [later, first] : survey.duplicates) duplicates[py::int_(later)] = first;
+    out.append(py::make_tuple(g.rule(survey.rule).name, survey.ordinal, duplicates));
   }
   return out;
 }

@@ -18,4 +18,8 @@ pybind11::dict DoctorFactsOf(const Grammar& g);
 // for the rules that have one: the doctor's sample.shortest.
 pybind11::dict ShortestDerivationsOf(const Grammar& g);
 
+// (rule name, ordinal, {alternative: first equal earlier alternative}) for each choice
+// SurveyChoices (csrc/grammar/choice_survey.h) finds work in: the doctor's shadow.py.
+pybind11::list ChoiceSurveyOf(const Grammar& g);
+
 }  // namespace gbnf::bindings

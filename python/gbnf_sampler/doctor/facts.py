@@ -90,6 +90,11 @@ class Facts:
         table = self._core.shortest_derivations()
         return {name: table[name] for name in rules if name in table}
 
+    def choice_survey(self) -> list[tuple[str, int, dict[int, int]]] | None:
+        """The core's survey of the choices (csrc/grammar/choice_survey.h), None when these facts
+        did not come from the core."""
+        return None if self._core is None else self._core.choice_survey()
+
     @functools.cached_property
     def users(self) -> dict[str, list[str]]:
         """Rule -> the rules that reference it (only rules that have users)."""

@@ -17,6 +17,8 @@ Anything else (two infinite languages, recursive rules, token references) is not
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .. import syntax
 from ..limits import DOCTOR_MAX_INLINE_DEPTH as MAX_INLINE_DEPTH
 from ..limits import DOCTOR_MAX_LITERAL_CHECKS as MAX_LITERAL_CHECKS
@@ -235,10 +237,31 @@ _SEQUENCE, _ALTERNATION, _REPEAT = syntax.Sequence, syntax.Alternation, syntax.R
 
 
 def _covered(
-    items: tuple[syntax.Node, ...], facts: Facts, shapes: Shapes | None = None
+    items: tuple[syntax.Node, ...],
+    facts: Facts,
+    shapes: Shapes | None = None,
+    duplicates: dict[int, int] | None = None,
 ) -> dict[int, int]:
     """Alternative index -> index of an alternative that covers it. ``shapes``: shared
-    :class:`Shapes` for nodes that stay alive (a fresh one otherwise)."""
+    :class:`Shapes` for nodes that stay alive (a fresh one otherwise). ``duplicates``: what
+    :func:`_duplicates` gives, when the core has found them."""
+    covered = _duplicates(items, shapes) if duplicates is None else dict(duplicates)
+    singles = [(j, s) for j, i in enumerate(items) if (s := one_char_set(i)) is not None]
+    wide = singles
+    if len(singles) > MAX_PAIRWISE:
+        wide = [(j, s) for j, s in singles if not isinstance(items[j], syntax.Literal)]
+    for j, chars in singles:
+        for i, other in wide:
+            fits = j != i and j not in covered and _subset(chars, other)
+            if fits and (chars != other or i < j):
+                covered[j] = i
+    _literals_covered(items, facts, covered)
+    return covered
+
+
+def _duplicates(items: tuple[syntax.Node, ...], shapes: Shapes | None) -> dict[int, int]:
+    """Alternative index -> the first earlier alternative equal to it (the reference for the
+    core's survey, csrc/grammar/choice_survey.h)."""
     covered: dict[int, int] = {}
     shapes = Shapes() if shapes is None else shapes
     # Duplicates: among alternatives with the same cheap fingerprint, the first earlier one
@@ -261,16 +284,6 @@ def _covered(
         same = bucket.setdefault(shapes.of(item), j)
         if same != j:
             covered[j] = same
-    singles = [(j, s) for j, i in enumerate(items) if (s := one_char_set(i)) is not None]
-    wide = singles
-    if len(singles) > MAX_PAIRWISE:
-        wide = [(j, s) for j, s in singles if not isinstance(items[j], syntax.Literal)]
-    for j, chars in singles:
-        for i, other in wide:
-            fits = j != i and j not in covered and _subset(chars, other)
-            if fits and (chars != other or i < j):
-                covered[j] = i
-    _literals_covered(items, facts, covered)
     return covered
 
 
@@ -299,28 +312,44 @@ def _literals_covered(
 def check_shadowed(facts: Facts, loc: Locator) -> list[Finding]:
     out = []
     shapes = Shapes()
-    for rule, body in facts.rules.items():
-        for node in walk(body):
-            if not isinstance(node, syntax.Alternation):
-                continue
-            try:
-                covered = _covered(node.items, facts, shapes)
-            except RecursionError:  # comparing subtrees nested too deeply: not decided cheaply
-                continue
-            for j, i in sorted(covered.items()):
-                dup = node.items[j] == node.items[i]
-                relation = "is the same as" if dup else "already matches every text of"
-                message = (
-                    f'alternative {j + 1} ({_show(node.items[j])}) of rule "{rule}" adds '
-                    f"nothing: alternative {i + 1} ({_show(node.items[i])}) {relation} it. GBNF "
-                    "alternatives are not ordered (not a PEG): both match, so the grammar is "
-                    "ambiguous here"
-                )
-                fix = f"remove alternative {j + 1}"
-                if not dup:
-                    fix += f", or take its text out of alternative {i + 1} if it must stay apart"
-                out.append(loc.finding("shadowed_alternative", message, fix, rule, node.items[j]))
+    for rule, node, duplicates in _choices(facts):
+        try:
+            covered = _covered(node.items, facts, shapes, duplicates)
+        except RecursionError:  # comparing subtrees nested too deeply: not decided cheaply
+            continue
+        for j, i in sorted(covered.items()):
+            dup = node.items[j] == node.items[i]
+            relation = "is the same as" if dup else "already matches every text of"
+            message = (
+                f'alternative {j + 1} ({_show(node.items[j])}) of rule "{rule}" adds '
+                f"nothing: alternative {i + 1} ({_show(node.items[i])}) {relation} it. GBNF "
+                "alternatives are not ordered (not a PEG): both match, so the grammar is "
+                "ambiguous here"
+            )
+            fix = f"remove alternative {j + 1}"
+            if not dup:
+                fix += f", or take its text out of alternative {i + 1} if it must stay apart"
+            out.append(loc.finding("shadowed_alternative", message, fix, rule, node.items[j]))
     return out
+
+
+def _choices(facts: Facts) -> Iterator[tuple[str, syntax.Alternation, dict[int, int] | None]]:
+    """(rule, choice, its duplicates or None) for the choices to check: from the core's survey
+    when the facts came from the core (only the choices it found work in, duplicates found),
+    else every choice of every rule."""
+    survey = facts.choice_survey()
+    if survey is None:
+        for rule, body in facts.rules.items():
+            for node in walk(body):
+                if isinstance(node, syntax.Alternation):
+                    yield rule, node, None
+        return
+    walked, choices = None, []
+    for rule, ordinal, duplicates in survey:  # in rule order: a rule's body is walked once
+        if rule != walked:
+            walked = rule
+            choices = [n for n in walk(facts.rules[rule]) if isinstance(n, syntax.Alternation)]
+        yield rule, choices[ordinal], duplicates
 
 
 __all__ = ["MAX_INLINE_DEPTH", "Nfa", "check_shadowed", "one_char_set"]
