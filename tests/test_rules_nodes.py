@@ -4,7 +4,9 @@ tuples in between) against the reference: the core's tuple tree converted in Pyt
 from __future__ import annotations
 
 import dataclasses
+import gc
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from hypothesis import given, settings
 
 import gbnf_sampler as gs
 from gbnf_sampler import syntax
+from gbnf_sampler.doctor.tree import walk
 from gbnf_sampler.grammar import _convert
 from strategies import gbnf_texts, grammars
 
@@ -75,3 +78,20 @@ def test_nodes_are_the_frozen_syntax_classes() -> None:
         "items": ({}, {"token_id": 7, "text": None, "negated": False})
     }
     assert rules["x"] == syntax.Alternation((syntax.AnyChar(), syntax.TokenRef(7)))
+
+
+def test_trees_are_left_out_of_the_cyclic_collector() -> None:
+    """A syntax tree holds no cycle: the core leaves its nodes and tuples out of the collector
+    (whose passes over a large grammar's fresh tree cost more than the doctor's checks), and
+    reference counting still frees them."""
+    grammar = gs.Grammar.from_gbnf('root ::= ("ab" | [c-d]{2,3})* x\nx ::= . | <[7]> | "" x\n')
+    rules = grammar.rules
+    nodes = [n for body in rules.values() for n in walk(body)]
+    assert len(nodes) > 10
+    for node in nodes:
+        assert not gc.is_tracked(node), node
+        for value in vars(node).values():
+            assert not gc.is_tracked(value), (node, value)
+    leaf = weakref.ref(rules["x"].items[1])
+    del grammar, rules, nodes, node, value
+    assert leaf() is None
