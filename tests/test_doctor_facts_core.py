@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import gbnf_sampler as gs
 from gbnf_sampler import syntax
 from gbnf_sampler.doctor import facts as facts_module
-from gbnf_sampler.doctor import shadow, tree
+from gbnf_sampler.doctor import growth, shadow, tree
 from gbnf_sampler.doctor.locate import Locator
 from gbnf_sampler.doctor.facts import INVISIBLE, Facts
 from gbnf_sampler.doctor.sample import INF, shortest
@@ -52,7 +52,10 @@ def _assert_same(grammar: gs.Grammar) -> Facts:
     # Order matters where the checks iterate: components and each rule's references.
     assert [list(c) for c in core.components] == reference.components
     assert list(core.graph.items()) == list(reference.graph.items())
-    assert core.shortest(rules) == shortest(rules) == reference.shortest(rules)
+    assert core.shortest(list(rules)) == shortest(rules) == reference.shortest(list(rules))
+    reached = tree.reachable(reference.graph, grammar.root)  # a part closed under references
+    part = {name: body for name, body in rules.items() if name in reached}
+    assert core.shortest([grammar.root]) == shortest(part) == reference.shortest([grammar.root])
     _assert_same_choices(grammar, reference, core)
     return core
 
@@ -221,7 +224,7 @@ def test_shortest_derivations_past_the_largest_length() -> None:
     lines = ['root ::= r7 | "z"', 'r0 ::= "aa" | r0 "b"']
     lines += [f"r{k} ::= r{k - 1}{{1000}}" for k in range(1, 8)]
     core = _assert_same(gs.Grammar.from_gbnf("\n".join(lines) + "\n"))
-    table = core.shortest(core.rules)
+    table = core.shortest(list(core.rules))
     assert table["r5"] == (2 * 1000**5, 5)
     assert INF <= 2 * 1000**6 and "r6" not in table and "r7" not in table
     assert table["root"] == (1, 0)
@@ -235,3 +238,29 @@ def test_rules_from_elsewhere_use_the_reference() -> None:
     facts = Facts(reordered, grammar.root, grammar._core)
     assert list(facts.graph) == ["b", "a", "root"]
     assert facts.components == [["b"], ["a"], ["root"]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'root ::= e\ne ::= e "+" e | "a"\n',
+        'root ::= x\nx ::= x x | "a" | "b"\n',
+        'root ::= "[" v "]"\nv ::= v "," v | s\ns ::= "x" | "(" v ")" | n\nn ::= [0-9]+\n',
+        'root ::= l\nl ::= l "+" n | n\nn ::= [0-9]+\n',
+        'root ::= "(" root ")" root | ""\n',
+        'root ::= t | "q"\nt ::= t t <[5]> | "a"\n',
+    ],
+)
+def test_growth_measured_on_the_rooted_automaton(text: str) -> None:
+    """ambiguous_growth measured on the diagnosed grammar's automaton started at the cycle (the
+    core's facts) finds what the measurement on a grammar of the cycle's own rules finds."""
+    grammar = gs.Grammar.from_gbnf(text)
+    loc = Locator(text, grammar.rules)
+    reference = Facts(grammar.rules, grammar.root)
+    core = Facts(grammar.rules, grammar.root, grammar._core)
+    assert core.core is not None and reference.core is None
+    with mock.patch.object(growth, "_own_grammar", side_effect=AssertionError):
+        found = [(f.line, f.column, f.message, f.fix) for f in growth.check_growth(core, loc)]
+    assert found == [
+        (f.line, f.column, f.message, f.fix) for f in growth.check_growth(reference, loc)
+    ]

@@ -5,6 +5,7 @@
 #include "gbnf_sampler/automaton.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -195,10 +196,11 @@ struct Automaton::RuleBlock {
   size_t num_states = 0;
 };
 
-Automaton::Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimits& limits)
+Automaton::Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimits& limits,
+                     RuleId root)
     : grammar_(std::move(grammar)), limits_(limits) {
   const Grammar& g = *grammar_;
-  root_ = g.root();
+  root_ = root;
   num_rules_ = g.rules().size();
   plan_ = std::make_unique<detail::RulePlan>();
   detail::RuleFacts facts = detail::AutomatonRuleFacts(g, limits.max_nesting_depth);
@@ -320,7 +322,14 @@ const std::vector<RuleId>& Automaton::InlinedRules(StateId s) const {
 
 std::shared_ptr<const Automaton> Automaton::Build(std::shared_ptr<const Grammar> grammar,
                                                   const AutomatonLimits& limits) {
-  std::shared_ptr<Automaton> automaton(new Automaton(std::move(grammar), limits));
+  const RuleId root = grammar->root();
+  return Build(std::move(grammar), limits, root);
+}
+
+std::shared_ptr<const Automaton> Automaton::Build(std::shared_ptr<const Grammar> grammar,
+                                                  const AutomatonLimits& limits, RuleId root) {
+  if (root >= grammar->rules().size()) throw std::out_of_range("Automaton::Build: no such rule");
+  std::shared_ptr<Automaton> automaton(new Automaton(std::move(grammar), limits, root));
   automaton->RuleStart(automaton->root_);
   return automaton;
 }

@@ -1,4 +1,6 @@
 // Python bindings of the grammar front end.
+#include <pybind11/stl.h>
+
 #include <memory>
 #include <string>
 
@@ -26,9 +28,6 @@ void BindGrammar(py::module_& m) {
       .def("rules_ast", &RulesAst)
       .def("rules_nodes", &RulesNodes)
       .def("source_layout", &SourceLayoutOf)
-      .def("doctor_facts", &DoctorFactsOf)
-      .def("shortest_derivations", &ShortestDerivationsOf)
-      .def("choice_survey", &ChoiceSurveyOf)
       .def("source", [](const Grammar& g) { return py::bytes(g.source()); })
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })
       .def("distinct_item_rules",
@@ -54,6 +53,12 @@ void BindGrammar(py::module_& m) {
         return std::make_shared<Grammar>(ParseGrammar(source, root, limits));
       },
       py::arg("text"), py::arg("root") = "root", py::arg("limits") = GrammarLimits());
+
+  py::class_<DoctorAnalysis>(m, "DoctorAnalysis")
+      .def(py::init<std::shared_ptr<const Grammar>>(), py::arg("grammar"))
+      .def("facts", &DoctorAnalysis::Facts)
+      .def("shortest_derivations", &DoctorAnalysis::ShortestDerivations, py::arg("roots"))
+      .def("choice_survey", &DoctorAnalysis::ChoiceSurvey);
 }
 
 }  // namespace gbnf::bindings

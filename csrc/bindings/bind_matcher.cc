@@ -22,13 +22,21 @@ namespace {
 
 using PyMatcher = Exclusive<Matcher>;
 
+// `root`: a rule to start from instead of the grammar's root (empty: the grammar's).
 std::shared_ptr<Automaton> BuildAutomaton(std::shared_ptr<Grammar> grammar,
-                                          size_t max_automaton_size, uint32_t max_nesting_depth) {
+                                          size_t max_automaton_size, uint32_t max_nesting_depth,
+                                          const std::string& root) {
   AutomatonLimits limits;
   limits.max_automaton_size = max_automaton_size;
   limits.max_nesting_depth = max_nesting_depth;
+  RuleId start = grammar->root();
+  if (!root.empty()) {
+    const int64_t found = grammar->FindRule(root);
+    if (found < 0) throw py::key_error("no rule named '" + root + "'");
+    start = static_cast<RuleId>(found);
+  }
   py::gil_scoped_release release;
-  return std::const_pointer_cast<Automaton>(Automaton::Build(std::move(grammar), limits));
+  return std::const_pointer_cast<Automaton>(Automaton::Build(std::move(grammar), limits, start));
 }
 
 std::unique_ptr<PyMatcher> NewMatcher(std::shared_ptr<Automaton> automaton,
@@ -102,7 +110,7 @@ bool AcceptBytes(PyMatcher& m, const py::bytes& data) {
 void BindMatcher(py::module_& m) {
   py::class_<Automaton, std::shared_ptr<Automaton>>(m, "Automaton")
       .def_static("build", &BuildAutomaton, py::arg("grammar"), py::arg("max_automaton_size"),
-                  py::arg("max_nesting_depth"))
+                  py::arg("max_nesting_depth"), py::arg("root") = "")
       // Of the whole automaton: every rule the root reaches is built first.
       .def_property_readonly("num_states",
                              [](const Automaton& a) {

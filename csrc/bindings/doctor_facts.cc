@@ -1,8 +1,8 @@
 #include "bindings/doctor_facts.h"
 
+#include <utility>
 #include <vector>
 
-#include "grammar/doctor_facts.h"
 #include "grammar/choice_survey.h"
 #include "grammar/shortest_derivation.h"
 
@@ -11,7 +11,6 @@ namespace py = pybind11;
 namespace gbnf::bindings {
 namespace {
 
-// One str per rule name, shared by every container (a 5 MB grammar has ~40k rules).
 py::list NamesList(const std::vector<py::str>& names, const RuleId* first, const RuleId* last) {
   py::list out(static_cast<size_t>(last - first));
   for (size_t i = 0; first != last; ++first, ++i) {
@@ -38,68 +37,89 @@ py::dict EdgesDict(const std::vector<py::str>& names, const detail::RuleEdges& e
 
 }  // namespace
 
-py::dict DoctorFactsOf(const Grammar& g) {
-  detail::DoctorFacts facts;
+DoctorAnalysis::DoctorAnalysis(std::shared_ptr<const Grammar> grammar)
+    : grammar_(std::move(grammar)) {
   {
     py::gil_scoped_release release;
-    facts = detail::AnalyzeForDoctor(g);
+    facts_ = detail::AnalyzeForDoctor(*grammar_);
   }
-  std::vector<py::str> names;
-  names.reserve(g.rules().size());
-  for (const Rule& rule : g.rules()) names.emplace_back(rule.name);
+  names_.reserve(grammar_->rules().size());
+  for (const Rule& rule : grammar_->rules()) names_.emplace_back(rule.name);
+}
+
+py::dict DoctorAnalysis::Facts() const {
   py::dict out;
-  py::list all(names.size());
-  for (size_t r = 0; r < names.size(); ++r) {
-    PyList_SET_ITEM(all.ptr(), r, names[r].inc_ref().ptr());
+  py::list all(names_.size());
+  for (size_t r = 0; r < names_.size(); ++r) {
+    PyList_SET_ITEM(all.ptr(), r, names_[r].inc_ref().ptr());
   }
   out["names"] = all;
-  out["graph"] = EdgesDict(names, facts.references);
-  py::list components(facts.components.size());
+  out["graph"] = EdgesDict(names_, facts_.references);
+  py::list components(facts_.components.size());
   py::dict component_of;
-  for (size_t c = 0; c < facts.components.size(); ++c) {
-    const std::vector<RuleId>& members = facts.components[c];
+  for (size_t c = 0; c < facts_.components.size(); ++c) {
+    const std::vector<RuleId>& members = facts_.components[c];
     py::int_ index(c);
-    for (RuleId m : members) component_of[names[m]] = index;
+    for (RuleId m : members) component_of[names_[m]] = index;
     PyList_SET_ITEM(components.ptr(), c,
-                    NamesList(names, members.data(), members.data() + members.size())
+                    NamesList(names_, members.data(), members.data() + members.size())
                         .release()
                         .ptr());
   }
   out["components"] = components;
   out["component_of"] = component_of;
-  out["recursive"] = NamesSet(names, facts.recursive);
-  out["nullable"] = NamesSet(names, facts.nullable);
-  out["reachable"] = NamesSet(names, facts.reachable);
-  out["invisible"] = NamesSet(names, facts.invisible);
-  out["tokens"] = NamesSet(names, facts.tokens);
+  out["recursive"] = NamesSet(names_, facts_.recursive);
+  out["nullable"] = NamesSet(names_, facts_.nullable);
+  out["reachable"] = NamesSet(names_, facts_.reachable);
+  out["invisible"] = NamesSet(names_, facts_.invisible);
+  out["tokens"] = NamesSet(names_, facts_.tokens);
   return out;
 }
 
-py::dict ShortestDerivationsOf(const Grammar& g) {
+py::dict DoctorAnalysis::ShortestDerivations(const std::vector<std::string>& roots) const {
+  std::vector<uint8_t> wanted(names_.size(), 0);
+  std::vector<RuleId> work;
+  for (const std::string& root : roots) {
+    const int64_t r = grammar_->FindRule(root);
+    if (r < 0) throw py::key_error("no rule named '" + root + "'");
+    if (!wanted[r]) work.push_back(static_cast<RuleId>(r));
+    wanted[r] = 1;
+  }
   std::vector<detail::Derivation> table;
   {
     py::gil_scoped_release release;
-    table = detail::ShortestDerivations(g, detail::RuleReferences(g.nodes(), g.rules()));
+    const detail::RuleEdges& refs = facts_.references;
+    while (!work.empty()) {
+      const RuleId r = work.back();
+      work.pop_back();
+      for (const RuleId* c = refs.first(r); c != refs.last(r); ++c) {
+        if (!wanted[*c]) {
+          wanted[*c] = 1;
+          work.push_back(*c);
+        }
+      }
+    }
+    table = detail::ShortestDerivations(*grammar_, refs, &wanted);
   }
   py::dict out;
   for (size_t r = 0; r < table.size(); ++r) {
     if (table[r].length >= detail::kNoDerivation) continue;
-    out[py::str(g.rules()[r].name)] = py::make_tuple(table[r].length, table[r].height);
+    out[names_[r]] = py::make_tuple(table[r].length, table[r].height);
   }
   return out;
 }
 
-py::list ChoiceSurveyOf(const Grammar& g) {
+py::list DoctorAnalysis::ChoiceSurvey() const {
   std::vector<detail::ChoiceSurvey> surveys;
   {
     py::gil_scoped_release release;
-    surveys = detail::SurveyChoices(g);
+    surveys = detail::SurveyChoices(*grammar_);
   }
   py::list out;
   for (const detail::ChoiceSurvey& survey : surveys) {
     py::dict duplicates;
     for (const auto& [later, first] : survey.duplicates) duplicates[py::int_(later)] = first;
-    out.append(py::make_tuple(g.rule(survey.rule).name, survey.ordinal, duplicates));
+    out.append(py::make_tuple(names_[survey.rule], survey.ordinal, duplicates));
   }
   return out;
 }

@@ -1,25 +1,41 @@
-// The doctor's rule facts (csrc/grammar/doctor_facts.h) as the Python containers its Facts class
-// holds (python/gbnf_sampler/doctor/facts.py), keyed by rule name.
+// The doctor's analyses of a grammar (csrc/grammar/doctor_facts.h, shortest_derivation.h,
+// choice_survey.h) for Python (python/gbnf_sampler/doctor/facts.py): made once per diagnosed
+// grammar, so that its reference graph is walked once for all of them.
 #pragma once
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "gbnf_sampler/grammar.h"
+#include "grammar/doctor_facts.h"
 
 namespace gbnf::bindings {
 
-// A dict: "names" (the rules, in rule order), "graph" (name -> the names it references),
-// "components" (lists of names), "component_of" (name -> its component's index), and the sets
-// "recursive", "nullable", "reachable", "invisible", "tokens" (rules whose own body holds a
-// token reference).
-pybind11::dict DoctorFactsOf(const Grammar& g);
+class DoctorAnalysis {
+ public:
+  explicit DoctorAnalysis(std::shared_ptr<const Grammar> grammar);
 
-// Rule name -> (length, height) of its shortest derivation (csrc/grammar/shortest_derivation.h),
-// for the rules that have one: the doctor's sample.shortest.
-pybind11::dict ShortestDerivationsOf(const Grammar& g);
+  // A dict: "names" (the rules, in rule order), "graph" (name -> the names it references),
+  // "components" (lists of names), "component_of" (name -> its component's index), and the sets
+  // "recursive", "nullable", "reachable", "invisible", "tokens" (rules whose own body holds a
+  // token reference).
+  pybind11::dict Facts() const;
 
-// (rule name, ordinal, {alternative: first equal earlier alternative}) for each choice
-// SurveyChoices (csrc/grammar/choice_survey.h) finds work in: the doctor's shadow.py.
-pybind11::list ChoiceSurveyOf(const Grammar& g);
+  // Rule name -> (length, height) of its shortest derivation, for the rules `roots` reach that
+  // have one: the doctor's sample.shortest.
+  pybind11::dict ShortestDerivations(const std::vector<std::string>& roots) const;
+
+  // (rule name, ordinal, {alternative: first equal earlier alternative}) for each choice
+  // SurveyChoices finds work in: the doctor's shadow.py.
+  pybind11::list ChoiceSurvey() const;
+
+ private:
+  std::shared_ptr<const Grammar> grammar_;
+  detail::DoctorFacts facts_;
+  std::vector<pybind11::str> names_;  // one str per rule, shared by every container
+};
 
 }  // namespace gbnf::bindings

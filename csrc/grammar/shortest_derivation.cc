@@ -11,8 +11,9 @@ uint64_t AddLength(uint64_t a, uint64_t b) { return std::min(kNoDerivation, a + 
 
 class ShortestAnalysis {
  public:
-  ShortestAnalysis(const Grammar& grammar, const RuleEdges& references)
-      : grammar_(grammar), references_(references), users_(Reversed(references)),
+  ShortestAnalysis(const Grammar& grammar, const RuleEdges& references,
+                   const std::vector<uint8_t>* wanted)
+      : grammar_(grammar), references_(references), wanted_(wanted), users_(Reversed(references)),
         table_(grammar.rules().size()), component_(grammar.rules().size(), kOutside),
         queued_(grammar.rules().size(), 0) {}
 
@@ -25,6 +26,7 @@ class ShortestAnalysis {
   static constexpr uint32_t kOutside = UINT32_MAX;
 
   void Settle(const std::vector<RuleId>& members) {
+    if (wanted_ != nullptr && !(*wanted_)[members.front()]) return;  // nor any other member
     const auto id = static_cast<uint32_t>(members.front());
     for (RuleId m : members) component_[m] = id;
     std::vector<RuleId> work(members.rbegin(), members.rend());
@@ -125,6 +127,7 @@ class ShortestAnalysis {
 
   const Grammar& grammar_;
   const RuleEdges& references_;
+  const std::vector<uint8_t>* wanted_;
   const RuleEdges users_;
   std::vector<Derivation> table_;
   std::vector<uint32_t> component_;  // per rule: its component's first member, once settled
@@ -135,8 +138,9 @@ class ShortestAnalysis {
 
 }  // namespace
 
-std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references) {
-  return ShortestAnalysis(grammar, references).Run();
+std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references,
+                                            const std::vector<uint8_t>* wanted) {
+  return ShortestAnalysis(grammar, references, wanted).Run();
 }
 
 }  // namespace gbnf::detail

@@ -27,7 +27,9 @@ struct Derivation {
 
 // Per rule, with `references` from RuleReferences: component by component, callees first; inside
 // a recursive component a rule is evaluated again when a member it references improves (values
-// only decrease, so the order does not change the result).
-std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references);
+// only decrease, so the order does not change the result). With `wanted` (per rule, closed under
+// references), the other rules are left without a derivation.
+std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references,
+                                            const std::vector<uint8_t>* wanted = nullptr);
 
 }  // namespace gbnf::detail

@@ -42,11 +42,23 @@ class Grammar:
 
 def parse_grammar(text: bytes, root: str = "root", limits: GrammarLimits = ...) -> Grammar: ...
 
+# The grammar doctor's analyses (see csrc/bindings/doctor_facts.h).
+class DoctorAnalysis:
+    def __init__(self, grammar: Grammar) -> None: ...
+    # names, graph, components, component_of, and the sets recursive, nullable, reachable,
+    # invisible, tokens
+    def facts(self) -> dict[str, Any]: ...
+    def shortest_derivations(self, roots: list[str]) -> dict[str, tuple[int, int]]: ...
+    # (rule, ordinal of the choice in the rule's preorder, {alternative: equal earlier one})
+    def choice_survey(self) -> list[tuple[str, int, dict[int, int]]]: ...
+
 # --- matcher ---
 
 class Automaton:
     @staticmethod
-    def build(grammar: Grammar, max_automaton_size: int, max_nesting_depth: int) -> Automaton: ...
+    def build(
+        grammar: Grammar, max_automaton_size: int, max_nesting_depth: int, root: str = ""
+    ) -> Automaton: ...
     @property
     def num_states(self) -> int:
         """States of the whole automaton (builds every rule the root reaches first)."""

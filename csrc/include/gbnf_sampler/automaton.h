@@ -76,6 +76,11 @@ class Automaton {
   // a later rule, from the RuleStart that builds it.
   static std::shared_ptr<const Automaton> Build(std::shared_ptr<const Grammar> grammar,
                                                 const AutomatonLimits& limits = {});
+  // The same with `root` as the start rule instead of the grammar's own (the doctor measures a
+  // rule's sentences so, without a grammar of its own). The rules refused up front are still
+  // the ones the grammar's root reaches; a rule only `root` reaches is refused when first built.
+  static std::shared_ptr<const Automaton> Build(std::shared_ptr<const Grammar> grammar,
+                                                const AutomatonLimits& limits, RuleId root);
   ~Automaton();
   Automaton(const Automaton&) = delete;
   Automaton& operator=(const Automaton&) = delete;
@@ -141,7 +146,7 @@ class Automaton {
   // build (the walkers' inner loops make several lookups per byte).
   const StateRecord& Record(StateId s) const { return records_.load(std::memory_order_acquire)[s]; }
 
-  Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimits& limits);
+  Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimits& limits, RuleId root);
   StateId BuildRule(RuleId r) const;
   void BuildRuleOnce(RuleId r) const;
 

@@ -59,10 +59,14 @@ class Facts:
         self.root = root
         self._nullable_nodes: dict[int, bool] = {}
         self._invisible_rules: set[str] | None = None
-        self._core: _core.Grammar | None = None
-        facts = core.doctor_facts() if core is not None else None
+        self._analysis: _core.DoctorAnalysis | None = None
+        # The core grammar these facts describe (None: rules from elsewhere, facts from Python).
+        self.core: _core.Grammar | None = None
+        analysis = _core.DoctorAnalysis(core) if core is not None else None
+        facts = analysis.facts() if analysis is not None else None
         if facts is not None and facts["names"] == list(rules) and root in rules:
-            self._core = core
+            self._analysis = analysis
+            self.core = core
             self.graph: dict[str, list[str]] = facts["graph"]
             self.reachable: set[str] = facts["reachable"]
             self.components: list[list[str]] = facts["components"]
@@ -82,18 +86,21 @@ class Facts:
         self.nullable_rules = self._nullable_rules()
         self.token_rules = rules_with_tokens(rules)
 
-    def shortest(self, rules: Rules) -> Minimums:
-        """:func:`.sample.shortest` of ``rules``, a part of these rules closed under references
-        (the core's table when these facts came from it)."""
-        if self._core is None:
-            return shortest(rules, self.graph, self.components)
-        table = self._core.shortest_derivations()
-        return {name: table[name] for name in rules if name in table}
+    def shortest(self, roots: list[str]) -> Minimums:
+        """:func:`.sample.shortest` of the rules ``roots`` reach (the core's table when these
+        facts came from it)."""
+        if self._analysis is not None:
+            return self._analysis.shortest_derivations(roots)
+        needed: set[str] = set()
+        for root in roots:
+            needed |= reachable(self.graph, root)
+        rules = {name: body for name, body in self.rules.items() if name in needed}
+        return shortest(rules, self.graph, self.components)
 
     def choice_survey(self) -> list[tuple[str, int, dict[int, int]]] | None:
         """The core's survey of the choices (csrc/grammar/choice_survey.h), None when these facts
         did not come from the core."""
-        return None if self._core is None else self._core.choice_survey()
+        return None if self._analysis is None else self._analysis.choice_survey()
 
     @functools.cached_property
     def users(self) -> dict[str, list[str]]:

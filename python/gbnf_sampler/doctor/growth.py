@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import syntax
+from .. import _core, syntax
 from ..errors import GrammarError, GrammarTooComplexError
 from ..grammar import Grammar
+from ..limits import DEFAULT_MAX_HISTORY_BYTES, MAX_AUTOMATON_NESTING, MAX_AUTOMATON_SIZE
 from ..limits import DOCTOR_MAX_ABLATIONS as MAX_ABLATIONS
 from ..limits import DOCTOR_MEASURE_STATE_SIZE as MEASURE_STATE_CAP
-from ..matcher import Matcher
 from .facts import Facts, rules_with_tokens
 from .findings import Finding
 from .locate import Locator
@@ -98,7 +98,11 @@ def candidates(facts: Facts) -> list[list[str]]:
 
 
 def _measure(
-    grammar: Grammar, rules: Rules, root: str, cycle: set[str], minimums: Minimums | None = None
+    automaton: _core.Automaton,
+    rules: Rules,
+    root: str,
+    cycle: set[str],
+    minimums: Minimums | None = None,
 ) -> Measurement:
     recursive: dict[tuple[int, int], bool] = {}
 
@@ -123,7 +127,7 @@ def _measure(
             if text is None:
                 break
             data = text.encode("utf-8", "surrogatepass")
-            best = max(best, _largest_state(grammar, data, enough))
+            best = max(best, _largest_state(automaton, data, enough))
             longest = max(longest, len(data))
         sizes.append(best[0])
         fed.append(best[1])
@@ -133,10 +137,11 @@ def _measure(
     return Measurement(tuple(sizes), tuple(fed), tuple(lengths))
 
 
-def _largest_state(grammar: Grammar, data: bytes, enough: int) -> tuple[int, int]:
-    """(the largest state seen while feeding ``data``, bytes fed). Stops early once the state
-    reaches ``enough`` (growth is shown; the rest would only cost time)."""
-    matcher = Matcher(grammar, max_state_size=MEASURE_STATE_CAP, max_rollback=0)
+def _largest_state(automaton: _core.Automaton, data: bytes, enough: int) -> tuple[int, int]:
+    """(the largest state seen while feeding ``data`` to a byte-level matcher of ``automaton``,
+    bytes fed). Stops early once the state reaches ``enough`` (growth is shown; the rest would
+    only cost time)."""
+    matcher = _core.Matcher(automaton, MEASURE_STATE_CAP, 0, DEFAULT_MAX_HISTORY_BYTES)
     largest = matcher.state_size
     fed = 0
     try:
@@ -207,7 +212,11 @@ def _culprits(rules: Rules, root: str, component: list[str]) -> list[tuple[str, 
             if built is None:
                 continue
             sub, grammar = built
-            after = _measure(grammar, sub, root, set(component))
+            try:
+                automaton = grammar.automaton()
+            except GrammarTooComplexError:
+                continue
+            after = _measure(automaton, sub, root, set(component))
             if not after.grows:
                 found.append((rule, index, after))
     return found
@@ -217,24 +226,49 @@ def check_growth(facts: Facts, loc: Locator) -> list[Finding]:
     found = candidates(facts)
     if not found:
         return []
-    needed: set[str] = set()
-    for component in found:
-        needed |= reachable(facts.graph, component[0])
-    needed_rules = {n: facts.rules[n] for n in facts.rules if n in needed}
-    minimums = facts.shortest(needed_rules)
-    tokens = facts.token_rules
-    slices = rule_slices(loc.text) if loc.text is not None else None
+    minimums = facts.shortest([component[0] for component in found])
     out = []
     for component in found:
         root = component[0]
-        built = _subgrammar(facts.rules, root, slices, loc.text or "", facts.graph, tokens)
-        if built is None:
+        keep = reachable(facts.graph, root)
+        if facts.token_rules & keep:
+            continue  # not measurable at byte level
+        measured = _rooted(facts, root) or _own_grammar(facts, loc, root)
+        if measured is None:
             continue
-        sub, grammar = built
-        before = _measure(grammar, sub, root, set(component), minimums)
+        rules, automaton = measured
+        before = _measure(automaton, rules, root, set(component), minimums)
         if before.grows:
+            sub = {name: body for name, body in facts.rules.items() if name in keep}
             out.append(_finding(facts, loc, sub, root, component, before))
     return out
+
+
+def _rooted(facts: Facts, root: str) -> tuple[Rules, _core.Automaton] | None:
+    """The diagnosed grammar's automaton started at ``root`` (its other rules are built only if
+    reached), when the facts came from the core grammar."""
+    if facts.core is None:
+        return None
+    try:
+        automaton = _core.Automaton.build(
+            facts.core, MAX_AUTOMATON_SIZE, MAX_AUTOMATON_NESTING, root
+        )
+    except GrammarTooComplexError:
+        return None  # the grammar's own root reaches a rule refused up front: measure apart
+    return facts.rules, automaton
+
+
+def _own_grammar(facts: Facts, loc: Locator, root: str) -> tuple[Rules, _core.Automaton] | None:
+    """The rules ``root`` reaches as a grammar of their own, and its automaton."""
+    slices = rule_slices(loc.text) if loc.text is not None else None
+    built = _subgrammar(facts.rules, root, slices, loc.text or "", facts.graph, set())
+    if built is None:
+        return None
+    rules, grammar = built
+    try:
+        return rules, grammar.automaton()
+    except GrammarTooComplexError:
+        return None
 
 
 def _finding(
