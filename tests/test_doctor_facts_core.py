@@ -20,8 +20,8 @@ import gbnf_sampler as gs
 from gbnf_sampler import syntax
 from gbnf_sampler.doctor import facts as facts_module
 from gbnf_sampler.doctor import growth, shadow, tree
-from gbnf_sampler.doctor.locate import Locator
 from gbnf_sampler.doctor.facts import INVISIBLE, Facts
+from gbnf_sampler.doctor.locate import Locator
 from gbnf_sampler.doctor.sample import INF, shortest
 from gbnf_sampler.errors import GrammarError
 from strategies import gbnf_texts, grammars
@@ -206,7 +206,7 @@ def test_every_invisible_range_edge(lo: int, hi: int) -> None:
     [
         'root ::= "a" | [a-c] | "x"',
         'root ::= "abc" | [a-c]+ | "abd" ("e" | [d-f] | "e")',
-        "root ::= [^a] | . | \"b\" | [^a]",
+        'root ::= [^a] | . | "b" | [^a]',
         'root ::= x | "ab" | "zz" | x\nx ::= [a-z]*',
         'root ::= ("a" | "a") "b" | "c" | "c" | ("a" | "a") "b"',
         'root ::= (("ab" | [a-b]+) | "q") | ("q") | <[1]> | <[1]> | <t> | <t> | !<[1]>',

@@ -95,3 +95,22 @@ def test_trees_are_left_out_of_the_cyclic_collector() -> None:
     leaf = weakref.ref(rules["x"].items[1])
     del grammar, rules, nodes, node, value
     assert leaf() is None
+
+
+def test_rules_on_demand_convert_each_rule_when_first_looked_up() -> None:
+    text = generated_grammar(60)
+    grammar = gs.Grammar.from_gbnf(text)
+    lazy = grammar._rules_on_demand()
+    assert list(lazy) == list(grammar.rules) and len(lazy) == len(grammar.rules)
+    first = next(iter(lazy))
+    assert lazy[first] is lazy[first]  # built once, kept
+    assert len(lazy._built) == 1  # type: ignore[attr-defined]
+    assert "no such rule" not in lazy
+    with pytest.raises(KeyError):
+        lazy["no such rule"]
+    assert dict(lazy.items()) == grammar.rules
+    # Trees taken from another reader (the doctor's positioned source) are served as they are.
+    adopted = gs.Grammar.from_gbnf(text)
+    trees = dict(grammar.rules)
+    adopted._adopt_rules(trees)
+    assert adopted._rules_on_demand() is trees

@@ -27,6 +27,13 @@ void BindGrammar(py::module_& m) {
                              [](const Grammar& g) { return g.rule(g.root()).name; })
       .def("rules_ast", &RulesAst)
       .def("rules_nodes", &RulesNodes)
+      .def("rule_node", &RuleNode, py::arg("name"), py::arg("classes"))
+      .def("rule_names",
+           [](const Grammar& g) {
+             py::list names;
+             for (const Rule& rule : g.rules()) names.append(py::str(rule.name));
+             return names;
+           })
       .def("source_layout", &SourceLayoutOf)
       .def("source", [](const Grammar& g) { return py::bytes(g.source()); })
       .def("warnings", [](const Grammar& g) { return DiagnosticsToList(g.warnings()); })

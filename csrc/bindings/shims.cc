@@ -192,6 +192,12 @@ py::list RulesNodes(const Grammar& g, const py::tuple& classes) {
   return rules;
 }
 
+py::object RuleNode(const Grammar& g, const std::string& name, const py::tuple& classes) {
+  const int64_t r = g.FindRule(name);
+  if (r < 0) throw py::key_error(name);
+  return NodeBuilder(g, classes).Build(g.rule(static_cast<RuleId>(r)).body);
+}
+
 py::list RulesAst(const Grammar& g) {
   py::list rules;
   for (const Rule& r : g.rules()) rules.append(py::make_tuple(r.name, NodeToTuple(g, r.body)));

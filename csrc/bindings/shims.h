@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,9 @@ pybind11::list RulesAst(const Grammar& g);
 // ``classes`` holds Literal, CharClass, AnyChar, RuleRef, TokenRef, Repeat, Sequence and
 // Alternation, in that order.
 pybind11::list RulesNodes(const Grammar& g, const pybind11::tuple& classes);
+// One rule's body as RulesNodes builds it (KeyError when there is no such rule).
+pybind11::object RuleNode(const Grammar& g, const std::string& name,
+                          const pybind11::tuple& classes);
 // Installs the translation of core exceptions into gbnf_sampler's Python exceptions.
 void RegisterExceptionTranslators();
 

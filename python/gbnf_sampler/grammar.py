@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from . import _core, syntax
@@ -88,6 +88,34 @@ def _node_recursive(raw: tuple[Any, ...]) -> syntax.Node:
     if kind == "repeat":
         return syntax.Repeat(_node_recursive(raw[1]), raw[2], raw[3])
     return leaf_node(raw)
+
+
+class _RulesOnDemand(Mapping[str, syntax.Node]):
+    """Rule name -> syntax tree, in definition order, each tree built by the core when first
+    looked up (and kept)."""
+
+    def __init__(self, core: _core.Grammar) -> None:
+        self._core = core
+        self._names = core.rule_names()
+        self._known = frozenset(self._names)
+        self._built: dict[str, syntax.Node] = {}
+
+    def __getitem__(self, name: str) -> syntax.Node:
+        node = self._built.get(name)
+        if node is None:
+            if name not in self._known:
+                raise KeyError(name)
+            node = self._built[name] = self._core.rule_node(name, _NODE_CLASSES)
+        return node
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 # The node classes in the order the core's rules_nodes builds them.
@@ -297,6 +325,12 @@ class Grammar:
         if self._rules is None:
             self._rules = dict(self._core.rules_nodes(_NODE_CLASSES))
         return dict(self._rules)
+
+    def _rules_on_demand(self) -> Mapping[str, syntax.Node]:
+        """:attr:`rules` for a reader that visits few rules of a large grammar (the doctor): the
+        trees already converted, or else a mapping that converts each rule when first looked
+        up."""
+        return self._rules if self._rules is not None else _RulesOnDemand(self._core)
 
     def _adopt_rules(self, rules: dict[str, syntax.Node]) -> None:
         """Takes ``rules`` as :attr:`rules` when it is not converted yet: trees equal to the

@@ -155,7 +155,7 @@ def _guarded(code: str, skipped: list[str], run: Callable[[], list[Finding]]) ->
 def _run_checks(
     grammar: Grammar, text: str, vocab: Vocab | None, skip: set[str], skipped: list[str]
 ) -> tuple[list[Finding], Facts]:
-    rules = grammar.rules
+    rules = grammar._rules_on_demand()  # the checks visit few rules of a large grammar
     facts = Facts(rules, grammar.root, grammar._core)
     loc = Locator(text, rules)
     findings = core_findings(grammar.warnings)
