@@ -1,8 +1,8 @@
 """The doctor's rule facts from the core (``Facts(rules, root, core)``, csrc/grammar/doctor_facts.h)
 against the Python definitions in doctor/facts.py, which stay the reference: the reference
 graph, reachability, the strongly connected components in Tarjan's order, recursion, nullable
-rules, invisible-only rules, rules with token references and the shortest derivations must be
-equal, as values and in order. The core's survey of choices (csrc/grammar/choice_survey.h)
+rules, invisible-only rules, rules with token references, the cycles ambiguous_growth measures
+and the shortest derivations must be equal, as values and in order. The core's survey of choices (csrc/grammar/choice_survey.h)
 must give shadow.py's duplicates for every choice it lists, list every choice where the Python
 search finds anything, and so leave shadowed_alternative's findings unchanged."""
 
@@ -56,6 +56,8 @@ def _assert_same(grammar: gs.Grammar) -> Facts:
     reached = tree.reachable(reference.graph, grammar.root)  # a part closed under references
     part = {name: body for name, body in rules.items() if name in reached}
     assert core.shortest([grammar.root]) == shortest(part) == reference.shortest([grammar.root])
+    assert reference.growth_candidates is None
+    assert core.growth_candidates == growth.candidates(reference)
     _assert_same_choices(grammar, reference, core)
     return core
 

@@ -73,6 +73,9 @@ py::dict DoctorAnalysis::Facts() const {
   out["reachable"] = NamesSet(names_, facts_.reachable);
   out["invisible"] = NamesSet(names_, facts_.invisible);
   out["tokens"] = NamesSet(names_, facts_.tokens);
+  py::list candidates;
+  for (uint32_t c : facts_.growth_candidates) candidates.append(components[c]);
+  out["growth_candidates"] = candidates;
   return out;
 }
 

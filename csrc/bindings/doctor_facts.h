@@ -21,7 +21,8 @@ class DoctorAnalysis {
   // A dict: "names" (the rules, in rule order), "graph" (name -> the names it references),
   // "components" (lists of names), "component_of" (name -> its component's index), and the sets
   // "recursive", "nullable", "reachable", "invisible", "tokens" (rules whose own body holds a
-  // token reference).
+  // token reference), and "growth_candidates" (the components ambiguous_growth measures, the
+  // same list objects as in "components").
   pybind11::dict Facts() const;
 
   // Rule name -> (length, height) of its shortest derivation, for the rules `roots` reach that

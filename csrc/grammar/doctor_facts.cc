@@ -52,6 +52,64 @@ void SpreadVisible(const RuleEdges& users, std::vector<uint8_t>* visible) {
   }
 }
 
+// The reference a body ends with in one of its alternatives, if it is a rule reference (the
+// matcher calls it without growing the stack), else kNoNode.
+constexpr NodeId kNoNode = UINT32_MAX;
+
+NodeId TailReference(const Grammar& grammar, NodeId alternative) {
+  const Node& node = grammar.node(alternative);
+  if (node.kind == NodeKind::kSequence && !node.children.empty()) {
+    const NodeId last = node.children.back();
+    return grammar.node(last).kind == NodeKind::kRuleRef ? last : kNoNode;
+  }
+  return node.kind == NodeKind::kRuleRef ? alternative : kNoNode;
+}
+
+// Whether rule r's body references a rule of its component other than by a tail call.
+bool CallsInsideNotLast(const Grammar& grammar, RuleId r, const std::vector<uint32_t>& component) {
+  const NodeId body = grammar.rule(r).body;
+  std::vector<NodeId> tails;
+  const Node& top = grammar.node(body);
+  if (top.kind == NodeKind::kAlternation) {
+    for (NodeId alternative : top.children) tails.push_back(TailReference(grammar, alternative));
+  } else {
+    tails.push_back(TailReference(grammar, body));
+  }
+  std::vector<NodeId> stack{body};
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    const Node& node = grammar.node(id);
+    if (node.kind == NodeKind::kRuleRef && component[node.rule] == component[r] &&
+        std::find(tails.begin(), tails.end(), id) == tails.end()) {
+      return true;
+    }
+    stack.insert(stack.end(), node.children.begin(), node.children.end());
+  }
+  return false;
+}
+
+std::vector<uint32_t> GrowthCandidates(const Grammar& grammar, const DoctorFacts& facts) {
+  std::vector<uint32_t> component(grammar.rules().size());
+  for (uint32_t c = 0; c < facts.components.size(); ++c) {
+    for (RuleId m : facts.components[c]) component[m] = c;
+  }
+  std::vector<uint32_t> out;
+  for (uint32_t c = 0; c < facts.components.size(); ++c) {
+    const std::vector<RuleId>& members = facts.components[c];
+    if (!facts.recursive[members.front()]) continue;
+    if (std::none_of(members.begin(), members.end(),
+                     [&](RuleId m) { return facts.reachable[m] != 0; })) {
+      continue;
+    }
+    if (std::any_of(members.begin(), members.end(),
+                    [&](RuleId m) { return CallsInsideNotLast(grammar, m, component); })) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool InvisibleCodepoint(uint32_t cp) { return RangeInvisible({cp, cp}); }
@@ -91,6 +149,7 @@ DoctorFacts AnalyzeForDoctor(const Grammar& grammar) {
     facts.nullable = std::move(analyzed.nullable);
     facts.reachable = std::move(analyzed.reachable);
   }
+  facts.growth_candidates = GrowthCandidates(grammar, facts);
   return facts;
 }
 

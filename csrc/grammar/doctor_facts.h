@@ -23,6 +23,10 @@ struct DoctorFacts {
   // InvisibleCodepoint); any character, a negated class or a token reference never is.
   std::vector<uint8_t> invisible;
   std::vector<uint8_t> tokens;  // per rule: its own body holds a token reference
+  // The components ambiguous_growth measures (python/gbnf_sampler/doctor/growth.py,
+  // `candidates`): recursive, reachable, and with a reference to a member that is not a tail
+  // call (the last item of one of a body's alternatives). Indices into `components`, in order.
+  std::vector<uint32_t> growth_candidates;
 };
 
 DoctorFacts AnalyzeForDoctor(const Grammar& grammar);

@@ -75,6 +75,8 @@ class Facts:
             self.nullable_rules: set[str] = facts["nullable"]
             self._invisible_rules = facts["invisible"]
             self.token_rules: set[str] = facts["tokens"]
+            # growth.candidates, found by the core
+            self.growth_candidates: list[list[str]] | None = facts["growth_candidates"]
             return
         self.graph = reference_graph(rules)
         self.reachable = reachable(self.graph, root) if root in rules else set()
@@ -85,6 +87,7 @@ class Facts:
         }
         self.nullable_rules = self._nullable_rules()
         self.token_rules = rules_with_tokens(rules)
+        self.growth_candidates = None
 
     def shortest(self, roots: list[str]) -> Minimums:
         """:func:`.sample.shortest` of the rules ``roots`` reach (the core's table when these

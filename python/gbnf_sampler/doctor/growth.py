@@ -79,7 +79,10 @@ def _tail_refs(body: syntax.Node) -> set[int]:
 
 def candidates(facts: Facts) -> list[list[str]]:
     """Rule-graph cycles with a reference inside the cycle that is not a tail call, reachable
-    from the root."""
+    from the root (found by the core when the facts came from it; this search is the
+    reference)."""
+    if facts.growth_candidates is not None:
+        return facts.growth_candidates
     out = []
     for component in facts.components:
         members = set(component)
