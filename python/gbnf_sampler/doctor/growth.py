@@ -198,9 +198,13 @@ def _without(rules: Rules, rule: str, index: int) -> dict[str, syntax.Node]:
     return out
 
 
-def _culprits(rules: Rules, root: str, component: list[str]) -> list[tuple[str, int, Measurement]]:
+def _culprits(
+    rules: Rules, root: str, component: list[str], graph: dict[str, list[str]]
+) -> list[tuple[str, int, Measurement]]:
     """(rule, alternative index, measurement without it) for each alternative whose removal
-    stops the growth."""
+    stops the growth. ``rules``: what ``root`` reaches, without token references; ``graph``:
+    their reference graph, or one of a grammar they are part of (removing an alternative only
+    removes references: rules it leaves unreachable are carried along unused)."""
     found: list[tuple[str, int, Measurement]] = []
     tried = 0
     for rule in component:
@@ -211,7 +215,7 @@ def _culprits(rules: Rules, root: str, component: list[str]) -> list[tuple[str, 
             if tried >= MAX_ABLATIONS:
                 return found
             tried += 1
-            built = _subgrammar(_without(rules, rule, index), root)
+            built = _subgrammar(_without(rules, rule, index), root, graph=graph, tokens=set())
             if built is None:
                 continue
             sub, grammar = built
@@ -219,7 +223,8 @@ def _culprits(rules: Rules, root: str, component: list[str]) -> list[tuple[str, 
                 automaton = grammar.automaton()
             except GrammarTooComplexError:
                 continue
-            after = _measure(automaton, sub, root, set(component))
+            minimums = _core.DoctorAnalysis(grammar._core).shortest_derivations([root])
+            after = _measure(automaton, sub, root, set(component), minimums)
             if not after.grows:
                 found.append((rule, index, after))
     return found
@@ -277,7 +282,7 @@ def _own_grammar(facts: Facts, loc: Locator, root: str) -> tuple[Rules, _core.Au
 def _finding(
     facts: Facts, loc: Locator, sub: Rules, root: str, component: list[str], m: Measurement
 ) -> Finding:
-    culprits = _culprits(sub, root, component)
+    culprits = _culprits(sub, root, component, facts.graph)
     measured = f"largest state on sample sentences: {m.describe()}"
     if not culprits:
         message = (
