@@ -56,6 +56,8 @@ def _assert_same(grammar: gs.Grammar) -> Facts:
     reached = tree.reachable(reference.graph, grammar.root)  # a part closed under references
     part = {name: body for name, body in rules.items() if name in reached}
     assert core.shortest([grammar.root]) == shortest(part) == reference.shortest([grammar.root])
+    for name in rules:
+        assert core.reached_from(name) == reference.reached_from(name), name
     assert reference.growth_candidates is None
     assert core.growth_candidates == growth.candidates(reference)
     _assert_same_choices(grammar, reference, core)

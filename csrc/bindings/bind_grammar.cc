@@ -64,6 +64,9 @@ void BindGrammar(py::module_& m) {
   py::class_<DoctorAnalysis>(m, "DoctorAnalysis")
       .def(py::init<std::shared_ptr<const Grammar>>(), py::arg("grammar"))
       .def("facts", &DoctorAnalysis::Facts)
+      .def("graph", &DoctorAnalysis::Graph)
+      .def("components", &DoctorAnalysis::Components)
+      .def("reached_from", &DoctorAnalysis::ReachedFrom, py::arg("root"))
       .def("shortest_derivations", &DoctorAnalysis::ShortestDerivations, py::arg("roots"))
       .def("choice_survey", &DoctorAnalysis::ChoiceSurvey);
 }

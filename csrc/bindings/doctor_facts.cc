@@ -54,7 +54,23 @@ py::dict DoctorAnalysis::Facts() const {
     PyList_SET_ITEM(all.ptr(), r, names_[r].inc_ref().ptr());
   }
   out["names"] = all;
-  out["graph"] = EdgesDict(names_, facts_.references);
+  out["recursive"] = NamesSet(names_, facts_.recursive);
+  out["nullable"] = NamesSet(names_, facts_.nullable);
+  out["reachable"] = NamesSet(names_, facts_.reachable);
+  out["invisible"] = NamesSet(names_, facts_.invisible);
+  out["tokens"] = NamesSet(names_, facts_.tokens);
+  py::list candidates;
+  for (uint32_t c : facts_.growth_candidates) {
+    const std::vector<RuleId>& members = facts_.components[c];
+    candidates.append(NamesList(names_, members.data(), members.data() + members.size()));
+  }
+  out["growth_candidates"] = candidates;
+  return out;
+}
+
+py::dict DoctorAnalysis::Graph() const { return EdgesDict(names_, facts_.references); }
+
+py::tuple DoctorAnalysis::Components() const {
   py::list components(facts_.components.size());
   py::dict component_of;
   for (size_t c = 0; c < facts_.components.size(); ++c) {
@@ -66,43 +82,44 @@ py::dict DoctorAnalysis::Facts() const {
                         .release()
                         .ptr());
   }
-  out["components"] = components;
-  out["component_of"] = component_of;
-  out["recursive"] = NamesSet(names_, facts_.recursive);
-  out["nullable"] = NamesSet(names_, facts_.nullable);
-  out["reachable"] = NamesSet(names_, facts_.reachable);
-  out["invisible"] = NamesSet(names_, facts_.invisible);
-  out["tokens"] = NamesSet(names_, facts_.tokens);
-  py::list candidates;
-  for (uint32_t c : facts_.growth_candidates) candidates.append(components[c]);
-  out["growth_candidates"] = candidates;
-  return out;
+  return py::make_tuple(components, component_of);
 }
 
-py::dict DoctorAnalysis::ShortestDerivations(const std::vector<std::string>& roots) const {
-  std::vector<uint8_t> wanted(names_.size(), 0);
+py::set DoctorAnalysis::ReachedFrom(const std::string& root) const {
+  std::vector<uint8_t> seen(names_.size(), 0);
+  MarkReached({root}, &seen);
+  return NamesSet(names_, seen);
+}
+
+void DoctorAnalysis::MarkReached(const std::vector<std::string>& roots,
+                                 std::vector<uint8_t>* seen) const {
   std::vector<RuleId> work;
   for (const std::string& root : roots) {
     const int64_t r = grammar_->FindRule(root);
     if (r < 0) throw py::key_error("no rule named '" + root + "'");
-    if (!wanted[r]) work.push_back(static_cast<RuleId>(r));
-    wanted[r] = 1;
+    if (!(*seen)[r]) work.push_back(static_cast<RuleId>(r));
+    (*seen)[r] = 1;
   }
+  const detail::RuleEdges& refs = facts_.references;
+  while (!work.empty()) {
+    const RuleId r = work.back();
+    work.pop_back();
+    for (const RuleId* c = refs.first(r); c != refs.last(r); ++c) {
+      if (!(*seen)[*c]) {
+        (*seen)[*c] = 1;
+        work.push_back(*c);
+      }
+    }
+  }
+}
+
+py::dict DoctorAnalysis::ShortestDerivations(const std::vector<std::string>& roots) const {
+  std::vector<uint8_t> wanted(names_.size(), 0);
+  MarkReached(roots, &wanted);
   std::vector<detail::Derivation> table;
   {
     py::gil_scoped_release release;
-    const detail::RuleEdges& refs = facts_.references;
-    while (!work.empty()) {
-      const RuleId r = work.back();
-      work.pop_back();
-      for (const RuleId* c = refs.first(r); c != refs.last(r); ++c) {
-        if (!wanted[*c]) {
-          wanted[*c] = 1;
-          work.push_back(*c);
-        }
-      }
-    }
-    table = detail::ShortestDerivations(*grammar_, refs, &wanted);
+    table = detail::ShortestDerivations(*grammar_, facts_.references, &wanted);
   }
   py::dict out;
   for (size_t r = 0; r < table.size(); ++r) {

@@ -18,12 +18,16 @@ class DoctorAnalysis {
  public:
   explicit DoctorAnalysis(std::shared_ptr<const Grammar> grammar);
 
-  // A dict: "names" (the rules, in rule order), "graph" (name -> the names it references),
-  // "components" (lists of names), "component_of" (name -> its component's index), and the sets
-  // "recursive", "nullable", "reachable", "invisible", "tokens" (rules whose own body holds a
-  // token reference), and "growth_candidates" (the components ambiguous_growth measures, the
-  // same list objects as in "components").
+  // A dict: "names" (the rules, in rule order), the sets "recursive", "nullable", "reachable",
+  // "invisible", "tokens" (rules whose own body holds a token reference), and
+  // "growth_candidates" (the components ambiguous_growth measures, as lists of names).
   pybind11::dict Facts() const;
+  // Name -> the names it references (few checks need it: made on request).
+  pybind11::dict Graph() const;
+  // (components as lists of names, name -> its component's index).
+  pybind11::tuple Components() const;
+  // The names of the rules `root` reaches (itself included).
+  pybind11::set ReachedFrom(const std::string& root) const;
 
   // Rule name -> (length, height) of its shortest derivation, for the rules `roots` reach that
   // have one: the doctor's sample.shortest.
@@ -34,6 +38,9 @@ class DoctorAnalysis {
   pybind11::list ChoiceSurvey() const;
 
  private:
+  // Marks `roots` and the rules they reach (KeyError for an unknown root).
+  void MarkReached(const std::vector<std::string>& roots, std::vector<uint8_t>* seen) const;
+
   std::shared_ptr<const Grammar> grammar_;
   detail::DoctorFacts facts_;
   std::vector<pybind11::str> names_;  // one str per rule, shared by every container

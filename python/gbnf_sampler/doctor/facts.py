@@ -67,10 +67,7 @@ class Facts:
         if facts is not None and facts["names"] == list(rules) and root in rules:
             self._analysis = analysis
             self.core = core
-            self.graph: dict[str, list[str]] = facts["graph"]
             self.reachable: set[str] = facts["reachable"]
-            self.components: list[list[str]] = facts["components"]
-            self.component_of: dict[str, int] = facts["component_of"]
             self.recursive: set[str] = facts["recursive"]
             self.nullable_rules: set[str] = facts["nullable"]
             self._invisible_rules = facts["invisible"]
@@ -88,6 +85,33 @@ class Facts:
         self.nullable_rules = self._nullable_rules()
         self.token_rules = rules_with_tokens(rules)
         self.growth_candidates = None
+
+    # The graph and its components: set by __init__ when computed in Python, else asked of the
+    # core on first use (most checks need neither).
+
+    @functools.cached_property
+    def graph(self) -> dict[str, list[str]]:
+        """Rule -> the distinct rules it references, in first-reference order."""
+        assert self._analysis is not None
+        return self._analysis.graph()
+
+    @functools.cached_property
+    def components(self) -> list[list[str]]:
+        """The rule graph's strongly connected components, callees first (Tarjan's order)."""
+        assert self._analysis is not None
+        components, self.component_of = self._analysis.components()
+        return components
+
+    @functools.cached_property
+    def component_of(self) -> dict[str, int]:
+        """Rule -> the index of its component."""
+        return {r: i for i, c in enumerate(self.components) for r in c}
+
+    def reached_from(self, root: str) -> set[str]:
+        """The rules ``root`` reaches (itself included)."""
+        if self._analysis is not None:
+            return self._analysis.reached_from(root)
+        return reachable(self.graph, root)
 
     def shortest(self, roots: list[str]) -> Minimums:
         """:func:`.sample.shortest` of the rules ``roots`` reach (the core's table when these

@@ -238,7 +238,7 @@ def check_growth(facts: Facts, loc: Locator) -> list[Finding]:
     out = []
     for component in found:
         root = component[0]
-        keep = reachable(facts.graph, root)
+        keep = facts.reached_from(root)
         if facts.token_rules & keep:
             continue  # not measurable at byte level
         measured = _rooted(facts, root) or _own_grammar(facts, loc, root)
