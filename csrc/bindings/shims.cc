@@ -25,17 +25,33 @@ uintptr_t FunctionAddress(F* f) {
 
 }  // namespace
 
+namespace {
+
+// A dict key made once per process (a grammar can have thousands of warnings): interned, and
+// kept alive for the interpreter's lifetime on purpose.
+py::handle Key(const char* name) {
+  PyObject* key = PyUnicode_InternFromString(name);
+  if (key == nullptr) throw py::error_already_set();
+  return key;
+}
+
+}  // namespace
+
 py::dict DiagnosticToDict(const Diagnostic& d) {
+  static const py::handle kSeverity = Key("severity"), kCode = Key("code"),
+                          kMessage = Key("message"), kHint = Key("hint"), kLine = Key("line"),
+                          kColumn = Key("column"), kWidth = Key("width"),
+                          kSnippet = Key("snippet"), kRendered = Key("rendered");
   py::dict out;
-  out["severity"] = d.severity == Severity::kError ? "error" : "warning";
-  out["code"] = d.code;
-  out["message"] = d.message;
-  out["hint"] = d.hint;
-  out["line"] = d.line;
-  out["column"] = d.column;
-  out["width"] = d.width;
-  out["snippet"] = d.snippet;
-  out["rendered"] = d.Render();
+  out[kSeverity] = d.severity == Severity::kError ? "error" : "warning";
+  out[kCode] = d.code;
+  out[kMessage] = d.message;
+  out[kHint] = d.hint;
+  out[kLine] = d.line;
+  out[kColumn] = d.column;
+  out[kWidth] = d.width;
+  out[kSnippet] = d.snippet;
+  out[kRendered] = d.Render();
   return out;
 }
 
