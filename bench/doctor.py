@@ -3,6 +3,7 @@
     python bench/doctor.py [--rules 5000] [--repeat 5]      # a generated N-rule grammar
     python bench/doctor.py --schemas [--limit N]            # SchemaStore corpus (576 schemas)
     python bench/doctor.py --schemas --only Renovate        # one schema, with the split
+    python bench/doctor.py --gbnf-dir DIR [--json PATH]      # every DIR/*.gbnf (no conversion)
 
 The generated grammar is bench_parse.generated_grammar(N) (every construct, each rule using the
 next ones). For it, the median of ``--repeat`` runs of the default checks, then with
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import signal
 import statistics
 import sys
@@ -161,10 +163,25 @@ def _corpus_texts(limit: int, only: list[str]) -> tuple[dict[str, str], int]:
     return texts, len(corpus)
 
 
-def bench_schemas(limit: int, only: list[str]) -> None:
+def bench_schemas(limit: int, only: list[str], json_path: Path | None) -> None:
     sys.setrecursionlimit(10000)
     texts, corpus_size = _corpus_texts(limit, only)
     print(f"SchemaStore: {len(texts)} of {corpus_size} schemas convert and parse", flush=True)
+    time_corpus(texts, bool(only), json_path)
+
+
+def bench_folder(folder: Path, json_path: Path | None) -> None:
+    """Every ``folder/*.gbnf`` (e.g. what ``bench/doctor_snapshot.py export`` writes: no
+    conversion to wait for, so that builds can be compared round after round by
+    bench/ab_builds.py)."""
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.gbnf"))}
+    print(f"{len(texts)} grammars from {folder}", flush=True)
+    time_corpus(texts, False, json_path)
+
+
+def time_corpus(texts: dict[str, str], with_split: bool, json_path: Path | None) -> None:
+    """``diagnose`` of each text once: percentiles, findings, the slowest; ``json_path``:
+    {"corpus": {p50, p90, p99, max, total}} in ms for bench/ab_builds.py."""
     total: list[float] = []
     wall: list[float] = []
     own: list[float] = []
@@ -177,7 +194,7 @@ def bench_schemas(limit: int, only: list[str]) -> None:
         own.append(max(ms - _base_ms(text), 0.0))
         codes.update(f.code for f in report.findings)
         slowest.append((ms, name, len(text)))
-        if only:
+        if with_split:
             stages = ", ".join(f"{k} {v:.1f}" for k, v in split(text).items())
             print(f"  {name}: diagnose {ms:.1f} ms cpu; split (ms cpu): {stages}", flush=True)
         if (i + 1) % 100 == 0:
@@ -189,6 +206,10 @@ def bench_schemas(limit: int, only: list[str]) -> None:
     print(f"  findings by code: {dict(codes.most_common())}")
     for ms, name, size in sorted(slowest)[-5:]:
         print(f"  slow: {ms:9.1f} ms  {size:>9} bytes  {name}")
+    if json_path is not None:
+        stats = {f"p{q}": _percentile(total, q / 100) for q in (50, 90, 99)}
+        stats.update({"max": max(total, default=0.0), "total": sum(total)})
+        json_path.write_text(json.dumps({"corpus": stats}))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,13 +217,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--schemas", action="store_true", help="the SchemaStore corpus instead")
+    parser.add_argument("--gbnf-dir", type=Path, help="every DIR/*.gbnf instead")
+    parser.add_argument("--json", type=Path, help="write the corpus percentiles here")
     parser.add_argument("--limit", type=int, default=0, help="only the first N schemas")
     parser.add_argument(
         "--only", action="append", default=[], help="only this schema (by name; repeatable)"
     )
     args = parser.parse_args(argv)
-    if args.schemas:
-        bench_schemas(args.limit, args.only)
+    if args.gbnf_dir is not None:
+        bench_folder(args.gbnf_dir, args.json)
+    elif args.schemas:
+        bench_schemas(args.limit, args.only, args.json)
     else:
         bench_generated(args.rules, args.repeat)
     return 0
