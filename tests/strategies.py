@@ -458,6 +458,15 @@ def gbnf_texts(draw: Draw, rules: Mapping[str, gast.Node], root: str) -> str:
     return to_gbnf_text(rules, root, draw)
 
 
+def spelled_grammars(
+    max_rules: int = 5, max_depth: int = 4, tokens: bool = True
+) -> st.SearchStrategy[tuple[str, str]]:
+    """``(gbnf_text, root)``: a random grammar (:func:`grammars`) in a random spelling."""
+    return grammars(max_rules=max_rules, max_depth=max_depth, tokens=tokens).flatmap(
+        lambda g: gbnf_texts(*g).map(lambda text: (text, g[1]))
+    )
+
+
 @st.composite
 def grammar_cases(
     draw: Draw, max_rules: int = 4, max_depth: int = 3

@@ -2,9 +2,10 @@
 against the Python definitions in doctor/facts.py, which stay the reference: the reference
 graph, reachability, the strongly connected components in Tarjan's order, recursion, nullable
 rules, invisible-only rules, rules with token references, the cycles ambiguous_growth measures
-and the shortest derivations must be equal, as values and in order. The core's survey of choices (csrc/grammar/choice_survey.h)
-must give shadow.py's duplicates for every choice it lists, list every choice where the Python
-search finds anything, and so leave shadowed_alternative's findings unchanged."""
+and the shortest derivations must be equal, as values and in order. The core's survey of
+choices (csrc/grammar/choice_survey.h) must give shadow.py's duplicates for every choice it
+lists, list every choice where the Python search finds anything, and so leave
+shadowed_alternative's findings unchanged."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from gbnf_sampler.doctor.facts import INVISIBLE, Facts
 from gbnf_sampler.doctor.locate import Locator
 from gbnf_sampler.doctor.sample import INF, shortest
 from gbnf_sampler.errors import GrammarError
-from strategies import gbnf_texts, grammars
+from strategies import spelled_grammars
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bench_parse import generated_grammar
@@ -142,23 +143,16 @@ def test_random_reference_graphs(text: str) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    grammars(max_rules=5, max_depth=4, tokens=True).flatmap(
-        lambda g: gbnf_texts(*g).map(lambda text: (text, g[1]))
-    )
-)
+@given(spelled_grammars())
 def test_random_grammars(case: tuple[str, str]) -> None:
     text, root = case
     _assert_same(gs.Grammar.from_gbnf(text, root=root))
 
 
-def test_llama_cpp_grammars(llama_grammars: dict[str, Path]) -> None:
-    for path in llama_grammars.values():
-        _assert_same(gs.Grammar.from_gbnf(path.read_text(encoding="utf-8")))
-
-
-def test_generated_grammar() -> None:
-    _assert_same(gs.Grammar.from_gbnf(generated_grammar(400)))
+def test_llama_cpp_and_generated_grammars(llama_grammars: dict[str, Path]) -> None:
+    texts = [path.read_text(encoding="utf-8") for path in llama_grammars.values()]
+    for text in [*texts, generated_grammar(400)]:
+        _assert_same(gs.Grammar.from_gbnf(text))
 
 
 def test_schema_grammar() -> None:

@@ -16,7 +16,7 @@ import gbnf_sampler as gs
 from gbnf_sampler import syntax
 from gbnf_sampler.doctor.tree import walk
 from gbnf_sampler.grammar import _convert
-from strategies import gbnf_texts, grammars
+from strategies import spelled_grammars
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bench_parse import generated_grammar
@@ -36,11 +36,7 @@ def _assert_same(grammar: gs.Grammar) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    grammars(max_rules=5, max_depth=4, tokens=True).flatmap(
-        lambda g: gbnf_texts(*g).map(lambda text: (text, g[1]))
-    )
-)
+@given(spelled_grammars())
 def test_random_grammars(case: tuple[str, str]) -> None:
     text, root = case
     _assert_same(gs.Grammar.from_gbnf(text, root=root))

@@ -93,24 +93,12 @@ py::set DoctorAnalysis::ReachedFrom(const std::string& root) const {
 
 void DoctorAnalysis::MarkReached(const std::vector<std::string>& roots,
                                  std::vector<uint8_t>* seen) const {
-  std::vector<RuleId> work;
   for (const std::string& root : roots) {
     const int64_t r = grammar_->FindRule(root);
     if (r < 0) throw py::key_error("no rule named '" + root + "'");
-    if (!(*seen)[r]) work.push_back(static_cast<RuleId>(r));
     (*seen)[r] = 1;
   }
-  const detail::RuleEdges& refs = facts_.references;
-  while (!work.empty()) {
-    const RuleId r = work.back();
-    work.pop_back();
-    for (const RuleId* c = refs.first(r); c != refs.last(r); ++c) {
-      if (!(*seen)[*c]) {
-        (*seen)[*c] = 1;
-        work.push_back(*c);
-      }
-    }
-  }
+  detail::SpreadMarks(facts_.references, seen);
 }
 
 py::dict DoctorAnalysis::ShortestDerivations(const std::vector<std::string>& roots) const {

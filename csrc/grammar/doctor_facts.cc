@@ -34,24 +34,6 @@ bool TerminalInvisible(const Node& node) {
   }
 }
 
-// Every rule that references a visible one is visible too (users found first, then theirs).
-void SpreadVisible(const RuleEdges& users, std::vector<uint8_t>* visible) {
-  std::vector<RuleId> work;
-  for (RuleId r = 0; r < visible->size(); ++r) {
-    if ((*visible)[r]) work.push_back(r);
-  }
-  while (!work.empty()) {
-    const RuleId r = work.back();
-    work.pop_back();
-    for (const RuleId* u = users.first(r); u != users.last(r); ++u) {
-      if (!(*visible)[*u]) {
-        (*visible)[*u] = 1;
-        work.push_back(*u);
-      }
-    }
-  }
-}
-
 // The reference a body ends with in one of its alternatives, if it is a rule reference (the
 // matcher calls it without growing the stack), else kNoNode.
 constexpr NodeId kNoNode = UINT32_MAX;
@@ -127,7 +109,7 @@ DoctorFacts AnalyzeForDoctor(const Grammar& grammar) {
         if (!visible[r] && !TerminalInvisible(node)) visible[r] = 1;
       });
   facts.users = Reversed(facts.references);
-  SpreadVisible(facts.users, &visible);
+  SpreadMarks(facts.users, &visible);  // a rule referencing a visible one is visible too
   facts.invisible.resize(n);
   for (size_t r = 0; r < n; ++r) facts.invisible[r] = !visible[r];
   facts.recursive.assign(n, 0);

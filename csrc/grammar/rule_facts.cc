@@ -199,19 +199,7 @@ class RuleAnalysis {
   void MarkReachable(RuleId root) {
     facts_.reachable.assign(tree_.rules.size(), 0);
     facts_.reachable[root] = 1;
-    std::vector<RuleId> work{root};
-    while (!work.empty()) {
-      const RuleId r = work.back();
-      work.pop_back();
-      for (const RuleId* callee = programs_.refs.first(r); callee != programs_.refs.last(r);
-           ++callee) {
-        const RuleId c = *callee;
-        if (!facts_.reachable[c]) {
-          facts_.reachable[c] = 1;
-          work.push_back(c);
-        }
-      }
-    }
+    SpreadMarks(programs_.refs, &facts_.reachable);
   }
 
   // Stores a rule's facts; says which of productive and nullable it has just become.

@@ -16,4 +16,22 @@ RuleEdges Reversed(const RuleEdges& edges) {
   return out;
 }
 
+void SpreadMarks(const RuleEdges& edges, std::vector<uint8_t>* marked) {
+  std::vector<uint8_t>& mark = *marked;
+  std::vector<RuleId> work;
+  for (RuleId r = 0; r < mark.size(); ++r) {
+    if (mark[r]) work.push_back(r);
+  }
+  while (!work.empty()) {
+    const RuleId r = work.back();
+    work.pop_back();
+    for (const RuleId* next = edges.first(r); next != edges.last(r); ++next) {
+      if (!mark[*next]) {
+        mark[*next] = 1;
+        work.push_back(*next);
+      }
+    }
+  }
+}
+
 }  // namespace gbnf::detail

@@ -60,6 +60,9 @@ inline RuleEdges RuleReferences(const std::vector<Node>& nodes, const std::vecto
 // The same edges turned around: rule r leads to every rule that references it, in rule order.
 RuleEdges Reversed(const RuleEdges& edges);
 
+// Marks every rule an edge path leads to from a marked rule (`marked`: per rule).
+void SpreadMarks(const RuleEdges& edges, std::vector<uint8_t>* marked);
+
 // Tarjan's algorithm, without recursion: calls visit(members) once per strongly connected
 // component, a component after every component it reaches (callees first). Roots are tried in
 // rule order and edges followed in their order; members are listed in the order they were first
