@@ -23,10 +23,6 @@ uintptr_t FunctionAddress(F* f) {
   return reinterpret_cast<uintptr_t>(f);
 }
 
-}  // namespace
-
-namespace {
-
 // A dict key made once per process (a grammar can have thousands of warnings): interned, and
 // kept alive for the interpreter's lifetime on purpose.
 py::handle Key(const char* name) {
