@@ -137,8 +137,7 @@ def assert_parsed_facts_reused_exactly(grammar: gs.Grammar, max_depth: int) -> N
     fresh = _core._automaton_facts(grammar._core, max_depth, False)[1]
     assert facts == fresh
     deepest = max(f[3] for f in fresh.values())
-    distinct = "#@ distinct-items" in grammar.to_gbnf()
-    assert reused == (deepest <= max_depth and not distinct)
+    assert reused == (deepest <= max_depth)
 
 
 # -- random grammars: cycles, nullable rules, repetitions past the budget ------------------------
@@ -256,15 +255,24 @@ def test_size_bound_of_repetitions_and_alternatives() -> None:
     assert sizes["empty"][0] == 0
 
 
-def test_facts_of_deep_or_distinct_grammars_are_not_reused() -> None:
+def test_facts_of_deep_grammars_are_not_reused_and_distinct_ones_are_kept_exact() -> None:
     deep = gs.Grammar.from_gbnf("root ::= " + "(" * 6 + '"a"' + ")*" * 6)
     assert _core._automaton_facts(deep._core, 4, True)[0] is False  # deeper than the limit
     assert _core._automaton_facts(deep._core, MAX_AUTOMATON_NESTING, True)[0] is True
     assert_parsed_facts_reused_exactly(deep, 4)
+    # Distinct-items rules are never inlined: the facts kept are computed with them known.
     distinct = gs.Grammar.from_json_schema(
         {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
     )
-    assert _core._automaton_facts(distinct._core, MAX_AUTOMATON_NESTING, True)[0] is False
+    assert distinct._core.distinct_item_rules()
+    assert_parsed_facts_reused_exactly(distinct, MAX_AUTOMATON_NESTING)
+    inlined = gs.Grammar.from_gbnf('root ::= "[" items "]"\nitems ::= "a" ("," "a")*\n')
+    marked = gs.Grammar.from_gbnf(
+        '#@ distinct-items items\nroot ::= "[" items "]"\nitems ::= "a" ("," "a")*\n'
+    )
+    _, plain = _core._automaton_facts(inlined._core, MAX_AUTOMATON_NESTING, True)
+    reused, facts = _core._automaton_facts(marked._core, MAX_AUTOMATON_NESTING, True)
+    assert reused and plain["items"][2] is True and facts["items"][2] is False
 
 
 def test_size_bound_saturates() -> None:

@@ -53,13 +53,18 @@ class GrammarBuilder {
     return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);
   }
 
-  // Marks the rules a distinct-items directive names, and drops the parser's rule facts when
-  // there is one (such rules are never inlined, which the facts did not know).
+  // Marks the rules a distinct-items directive names. When there is one, the rule facts are
+  // computed again (such rules are never inlined, which the parser's facts did not know), once
+  // here rather than by every automaton built from the grammar.
   static void SetDistinctItems(Grammar* g, std::vector<uint8_t> rules,
                                std::vector<Diagnostic> warnings) {
-    if (std::find(rules.begin(), rules.end(), 1) != rules.end()) g->parsed_facts_.reset();
+    const bool any = std::find(rules.begin(), rules.end(), 1) != rules.end();
     g->distinct_items_ = std::move(rules);
     g->warnings_.insert(g->warnings_.end(), warnings.begin(), warnings.end());
+    if (any) {
+      g->parsed_facts_ = std::make_shared<const detail::RuleFacts>(
+          detail::AnalyzeRules(*g, detail::kNoDepthLimit));
+    }
   }
 
   // Moves the finished tree into a Grammar with rules in definition order. Undefined rules are

@@ -128,8 +128,8 @@ class Grammar {
   bool SameAs(const Grammar& other) const;
 
   // The rule facts the parser's checks computed (no nesting limit), kept so that the automaton
-  // need not walk the tree again; null for a grammar with distinct-items rules (they change
-  // which rules are inlined).
+  // need not walk the tree again; for a grammar with distinct-items rules (they change which
+  // rules are inlined), computed again once the directives are read.
   const detail::RuleFacts* ParsedFacts() const { return parsed_facts_.get(); }
 
  private:
