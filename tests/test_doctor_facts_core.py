@@ -262,3 +262,16 @@ def test_growth_measured_on_the_rooted_automaton(text: str) -> None:
     assert found == [
         (f.line, f.column, f.message, f.fix) for f in growth.check_growth(reference, loc)
     ]
+
+
+def test_growth_measured_apart_when_the_grammars_automaton_is_refused() -> None:
+    """A rule the root reaches is too large for any automaton: the cycle is measured on a
+    grammar of the rules it reaches, as before."""
+    text = 'root ::= e | big\ne ::= e "+" e | "a"\nbig ::= (("x"{1000}){1000}){1000}\n'
+    grammar = gs.Grammar.from_gbnf(text)
+    with pytest.raises(gs.GrammarTooComplexError):
+        grammar.automaton()
+    facts = Facts(grammar.rules, grammar.root, grammar._core)
+    with mock.patch.object(growth, "_own_grammar", wraps=growth._own_grammar) as own:
+        [finding] = growth.check_growth(facts, Locator(text, grammar.rules))
+    assert own.call_count == 1 and finding.code == "ambiguous_growth" and finding.rule == "e"
