@@ -126,7 +126,7 @@ class Facts:
         needed: set[str] = set()
         for root in roots:
             needed |= reachable(self.graph, root)
-        rules = {name: body for name, body in self.rules.items() if name in needed}
+        rules = {name: self.rules[name] for name in self.rules if name in needed}
         return shortest(rules, self.graph, self.components)
 
     def choice_survey(self) -> list[tuple[str, int, dict[int, int]]] | None:
