@@ -107,7 +107,7 @@ py::dict DoctorAnalysis::ShortestDerivations(const std::vector<std::string>& roo
   std::vector<detail::Derivation> table;
   {
     py::gil_scoped_release release;
-    table = detail::ShortestDerivations(*grammar_, facts_.references, &wanted);
+    table = detail::ShortestDerivations(*grammar_, facts_.references, facts_.users, &wanted);
   }
   py::dict out;
   for (size_t r = 0; r < table.size(); ++r) {

@@ -11,9 +11,9 @@ uint64_t AddLength(uint64_t a, uint64_t b) { return std::min(kNoDerivation, a + 
 
 class ShortestAnalysis {
  public:
-  ShortestAnalysis(const Grammar& grammar, const RuleEdges& references,
+  ShortestAnalysis(const Grammar& grammar, const RuleEdges& references, const RuleEdges& users,
                    const std::vector<uint8_t>* wanted)
-      : grammar_(grammar), references_(references), wanted_(wanted), users_(Reversed(references)),
+      : grammar_(grammar), references_(references), wanted_(wanted), users_(users),
         table_(grammar.rules().size()), component_(grammar.rules().size(), kOutside),
         queued_(grammar.rules().size(), 0) {}
 
@@ -128,7 +128,7 @@ class ShortestAnalysis {
   const Grammar& grammar_;
   const RuleEdges& references_;
   const std::vector<uint8_t>* wanted_;
-  const RuleEdges users_;
+  const RuleEdges& users_;
   std::vector<Derivation> table_;
   std::vector<uint32_t> component_;  // per rule: its component's first member, once settled
   std::vector<uint8_t> queued_;      // per rule: on the work list of its component
@@ -139,8 +139,9 @@ class ShortestAnalysis {
 }  // namespace
 
 std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references,
+                                            const RuleEdges& users,
                                             const std::vector<uint8_t>* wanted) {
-  return ShortestAnalysis(grammar, references, wanted).Run();
+  return ShortestAnalysis(grammar, references, users, wanted).Run();
 }
 
 }  // namespace gbnf::detail

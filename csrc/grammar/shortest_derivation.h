@@ -25,11 +25,13 @@ struct Derivation {
   }
 };
 
-// Per rule, with `references` from RuleReferences: component by component, callees first; inside
+// Per rule, with `references` from RuleReferences and `users` = Reversed(references): component
+// by component, callees first; inside
 // a recursive component a rule is evaluated again when a member it references improves (values
 // only decrease, so the order does not change the result). With `wanted` (per rule, closed under
 // references), the other rules are left without a derivation.
 std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references,
+                                            const RuleEdges& users,
                                             const std::vector<uint8_t>* wanted = nullptr);
 
 }  // namespace gbnf::detail
