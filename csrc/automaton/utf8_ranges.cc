@@ -75,9 +75,8 @@ int EncodeUtf8(uint32_t cp, uint8_t out[4]) {
   return 4;
 }
 
-std::vector<CodepointRange> ClassCodepoints(const std::vector<CodepointRange>& ranges,
-                                            bool negated) {
-  std::vector<CodepointRange> merged = Merge(ranges);
+std::vector<CodepointRange> ClassCodepoints(Slice<CodepointRange> ranges, bool negated) {
+  std::vector<CodepointRange> merged = Merge({ranges.begin(), ranges.end()});
   return negated ? ComplementScalars(merged) : merged;
 }
 

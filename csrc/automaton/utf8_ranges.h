@@ -23,8 +23,7 @@ struct Utf8Sequence {
 // The code points a class matches, sorted, merged and disjoint. A positive class keeps its
 // ranges as written (surrogates included: an explicitly named code point is encoded plainly); a
 // negated class is the complement within the Unicode scalar values (no surrogates).
-std::vector<CodepointRange> ClassCodepoints(const std::vector<CodepointRange>& ranges,
-                                            bool negated);
+std::vector<CodepointRange> ClassCodepoints(Slice<CodepointRange> ranges, bool negated);
 
 // "." : every Unicode scalar value.
 std::vector<CodepointRange> AnyCodepoints();

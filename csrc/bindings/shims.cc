@@ -81,7 +81,7 @@ py::tuple NodeToTuple(const Grammar& g, NodeId id) {
     case NodeKind::kRuleRef: return py::make_tuple("ref", g.rule(node.rule).name);
     case NodeKind::kTokenRef: {
       py::object token_id = node.token_by_id ? py::object(py::int_(node.token_id)) : py::none();
-      py::object text = node.token_by_id ? py::none() : py::object(py::str(node.token_text));
+      py::object text = node.token_by_id ? py::none() : py::object(py::str(node.token_text.data(), node.token_text.size()));
       return py::make_tuple("token", token_id, text, node.negated);
     }
     case NodeKind::kRepeat: {
@@ -132,7 +132,7 @@ class NodeBuilder {
       case NodeKind::kRuleRef: return Make(kRuleRef, {{"name", py::str(g_.rule(node.rule).name)}});
       case NodeKind::kTokenRef: {
         py::object token_id = node.token_by_id ? py::object(py::int_(node.token_id)) : py::none();
-        py::object text = node.token_by_id ? py::none() : py::object(py::str(node.token_text));
+        py::object text = node.token_by_id ? py::none() : py::object(py::str(node.token_text.data(), node.token_text.size()));
         return Make(kTokenRef,
                     {{"token_id", token_id}, {"text", text}, {"negated", py::bool_(node.negated)}});
       }

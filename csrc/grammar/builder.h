@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gbnf_sampler/grammar.h"
+#include "grammar/node_storage.h"
 #include "grammar/rule_facts.h"
 
 namespace gbnf {
@@ -85,7 +86,9 @@ class GrammarBuilder {
     Grammar g;
     g.rules_.reserve(rules.size());
     for (RuleId old : order) g.rules_.push_back(std::move(rules[old]));
+    g.IndexRuleNames();
     g.nodes_ = std::move(nodes);
+    g.storage_ = std::move(storage);
     g.root_ = new_id[root];
     g.warnings_ = std::move(warnings);
     g.source_ = std::move(source);
@@ -108,6 +111,7 @@ class GrammarBuilder {
 
   std::vector<Rule> rules;
   std::vector<Node> nodes;
+  std::shared_ptr<detail::NodeStorage> storage = std::make_shared<detail::NodeStorage>();
   std::vector<RuleInfo> info;
   SourceLayout layout;
 

@@ -52,11 +52,29 @@ bool IsDistinct(const Grammar& g, RuleId r) {
 
 }  // namespace
 
-int64_t Grammar::FindRule(std::string_view name) const {
-  for (size_t i = 0; i < rules_.size(); ++i) {
-    if (rules_[i].name == name) return static_cast<int64_t>(i);
+namespace {
+constexpr RuleId kNoRule = UINT32_MAX;
+}  // namespace
+
+void Grammar::IndexRuleNames() {
+  size_t size = 16;
+  while (size < 2 * rules_.size()) size *= 2;
+  name_index_.assign(size, kNoRule);
+  for (RuleId r = 0; r < rules_.size(); ++r) {
+    size_t slot = std::hash<std::string_view>()(rules_[r].name) & (size - 1);
+    while (name_index_[slot] != kNoRule) slot = (slot + 1) & (size - 1);
+    name_index_[slot] = r;
   }
-  return -1;
+}
+
+int64_t Grammar::FindRule(std::string_view name) const {
+  if (name_index_.empty()) return -1;
+  const size_t mask = name_index_.size() - 1;
+  for (size_t slot = std::hash<std::string_view>()(name) & mask;; slot = (slot + 1) & mask) {
+    const RuleId r = name_index_[slot];
+    if (r == kNoRule) return -1;
+    if (rules_[r].name == name) return static_cast<int64_t>(r);
+  }
 }
 
 bool Grammar::SameAs(const Grammar& other) const {

@@ -185,10 +185,11 @@ class Parser {
   }
 
   // The children of the node being parsed sit on top of a stack shared by every level (a
-  // nested group parses above them and pops back), so a node's children are allocated once, at
-  // their final size, instead of growing a vector per sequence.
-  static std::vector<NodeId> TakeChildren(std::vector<NodeId>* stack, size_t base) {
-    std::vector<NodeId> children(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end());
+  // nested group parses above them and pops back), so a node's children are stored once, at
+  // their final size.
+  Slice<NodeId> TakeChildren(std::vector<NodeId>* stack, size_t base) {
+    const Slice<NodeId> children =
+        b_.storage->children.Store(stack->data() + base, stack->size() - base);
     stack->resize(base);
     return children;
   }
@@ -330,14 +331,16 @@ class Parser {
     const size_t open = cursor_.pos();
     cursor_.Advance();
     Node node = MakeNode(NodeKind::kLiteral, open, open);
+    codepoints_.clear();
     for (;;) {
       if (cursor_.AtEnd()) {
         Fail("unterminated_literal", "string literal is never closed",
              "add the closing \"", open);
       }
       if (cursor_.Peek() == '"') break;
-      node.codepoints.push_back(ParseChar(open));
+      codepoints_.push_back(ParseChar(open));
     }
+    node.codepoints = b_.storage->codepoints.Store(codepoints_.data(), codepoints_.size());
     cursor_.Advance();
     node.span.length = static_cast<uint32_t>(cursor_.pos() - open);
     return Add(std::move(node));
@@ -392,6 +395,7 @@ class Parser {
     const size_t open = cursor_.pos();
     cursor_.Advance();
     Node node = MakeNode(NodeKind::kCharClass, open, open);
+    ranges_.clear();
     if (cursor_.Peek() == '^') {
       node.negated = true;
       cursor_.Advance();
@@ -412,18 +416,19 @@ class Parser {
                "write the smaller end first", item, cursor_.pos() - item);
         }
       }
-      node.ranges.push_back(range);
+      ranges_.push_back(range);
     }
     cursor_.Advance();
     node.span.length = static_cast<uint32_t>(cursor_.pos() - open);
-    if (node.ranges.empty() && !node.negated) {
+    if (ranges_.empty() && !node.negated) {
       Fail("empty_class", "empty character class [] matches nothing",
            "list characters inside it, or use [^] for any character", open, 2);
     }
-    if (node.negated && CoversAllScalars(node.ranges)) {
+    if (node.negated && CoversAllScalars(ranges_)) {
       Fail("empty_class", "this negated class excludes every character, so it matches nothing",
            "", open, node.span.length);
     }
+    node.ranges = b_.storage->ranges.Store(ranges_.data(), ranges_.size());
     return Add(std::move(node));
   }
 
@@ -452,7 +457,7 @@ class Parser {
       if (cursor_.pos() - open == 2) {
         Fail("bad_token_ref", "empty token reference <>", "write <[42]> or <text>", begin, 2);
       }
-      node.token_text = std::string(cursor_.Slice(open, cursor_.pos()));
+      node.token_text = b_.storage->StoreText(cursor_.Slice(open, cursor_.pos()));
     }
     node.span.length = static_cast<uint32_t>(cursor_.pos() - begin);
     return Add(std::move(node));
@@ -497,7 +502,7 @@ class Parser {
     Node node = MakeNode(NodeKind::kRepeat, begin, cursor_.pos());
     node.min = static_cast<uint32_t>(min);
     node.max = static_cast<uint32_t>(max);
-    node.children = {item};
+    node.children = b_.storage->children.Store(&item, 1);
     return Add(std::move(node));
   }
 
@@ -551,6 +556,8 @@ class Parser {
   std::vector<Diagnostic>& warnings_;
   std::vector<NodeId> items_;         // ParseSequence's items, every level's (TakeChildren)
   std::vector<NodeId> alternatives_;  // ParseAlternates' alternatives, likewise
+  std::vector<uint32_t> codepoints_;  // the literal being parsed
+  std::vector<CodepointRange> ranges_;  // the class being parsed
 };
 
 }  // namespace

@@ -102,7 +102,11 @@ class Printer {
       case NodeKind::kRuleRef: out_ += g_.rule(node.rule).name; break;
       case NodeKind::kTokenRef:
         if (node.negated) out_ += '!';
-        out_ += node.token_by_id ? "<[" + std::to_string(node.token_id) + "]>" : node.token_text;
+        if (node.token_by_id) {
+          out_ += "<[" + std::to_string(node.token_id) + "]>";
+        } else {
+          out_ += node.token_text;
+        }
         break;
       case NodeKind::kRepeat:
         PrintNode(node.children[0], Context::kRepeated);

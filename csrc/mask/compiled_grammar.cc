@@ -32,12 +32,12 @@ int64_t ResolveOne(const Grammar& g, const Node& node, const Vocab& vocab) {
   std::vector<TokenId> ids = vocab.FindByText(node.token_text);
   if (ids.empty()) {
     FailAt(g, node, "unknown_token",
-           "token " + node.token_text + " is not a single token of the vocabulary",
+           "token " + std::string(node.token_text) + " is not a single token of the vocabulary",
            "write its id as <[id]>, or spell the text as a string literal");
   }
   if (ids.size() > 1) {
     FailAt(g, node, "ambiguous_token",
-           "token " + node.token_text + " names " + std::to_string(ids.size()) +
+           "token " + std::string(node.token_text) + " names " + std::to_string(ids.size()) +
                " tokens of the vocabulary (ids " + std::to_string(ids[0]) + ", " +
                std::to_string(ids[1]) + (ids.size() > 2 ? ", ...)" : ")"),
            "write the one you mean as <[id]>");

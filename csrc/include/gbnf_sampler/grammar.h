@@ -4,9 +4,13 @@
 //
 // Layout: every node lives in one flat array (Grammar::nodes), addressed by NodeId; composite
 // nodes list their children's ids. Rules are another array; a RuleRef names a rule by RuleId.
+// A node's variable-length parts (children, code points, ranges, token text) are Slices of
+// arrays the grammar owns (NodeStorage): no allocation per node, and nodes stay small.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,6 +55,39 @@ struct SourceSpan {
   uint32_t length = 0;
 };
 
+// A read-only run of elements that a Grammar owns (its NodeStorage), valid while the grammar
+// (or a copy of it) lives. Reads like a const std::vector.
+template <typename T>
+class Slice {
+ public:
+  using value_type = T;
+  using const_iterator = const T*;
+  using const_reverse_iterator = std::reverse_iterator<const T*>;
+
+  Slice() = default;
+  Slice(const T* data, uint32_t size) : data_(data), size_(size) {}
+
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  const_reverse_iterator rbegin() const { return const_reverse_iterator(end()); }
+  const_reverse_iterator rend() const { return const_reverse_iterator(begin()); }
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  const T& front() const { return data_[0]; }
+  const T& back() const { return data_[size_ - 1]; }
+
+  friend bool operator==(const Slice& a, const Slice& b) {
+    return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator!=(const Slice& a, const Slice& b) { return !(a == b); }
+
+ private:
+  const T* data_ = nullptr;
+  uint32_t size_ = 0;
+};
+
 struct Node {
   NodeKind kind = NodeKind::kSequence;
   bool negated = false;                 // kCharClass ([^...]), kTokenRef (!<...>)
@@ -59,10 +96,10 @@ struct Node {
   uint32_t max = 0;                     // kRepeat (kUnbounded for no bound)
   uint32_t rule = 0;                    // kRuleRef: the rule referenced
   uint32_t token_id = 0;                // kTokenRef by id
-  std::string token_text;               // kTokenRef by text: the token's UTF-8 text, with '<' '>'
-  std::vector<uint32_t> codepoints;     // kLiteral
-  std::vector<CodepointRange> ranges;   // kCharClass, in source order (not merged)
-  std::vector<NodeId> children;         // kSequence, kAlternation, kRepeat (exactly one)
+  std::string_view token_text;          // kTokenRef by text: the token's UTF-8 text, with '<' '>'
+  Slice<uint32_t> codepoints;           // kLiteral
+  Slice<CodepointRange> ranges;         // kCharClass, in source order (not merged)
+  Slice<NodeId> children;               // kSequence, kAlternation, kRepeat (exactly one)
   SourceSpan span;
 };
 
@@ -105,7 +142,8 @@ struct SourceLayout {
 };
 
 namespace detail {
-struct RuleFacts;  // csrc/grammar/rule_facts.h
+struct RuleFacts;    // csrc/grammar/rule_facts.h
+class NodeStorage;  // csrc/grammar/node_storage.h
 }  // namespace detail
 
 class Grammar {
@@ -134,14 +172,20 @@ class Grammar {
 
  private:
   friend class GrammarBuilder;
+  // Fills the index FindRule reads (the builder calls it once the rules are final).
+  void IndexRuleNames();
   std::vector<Rule> rules_;
   std::vector<Node> nodes_;
+  std::shared_ptr<const detail::NodeStorage> storage_;  // what the nodes' slices point into
   RuleId root_ = 0;
   std::vector<Diagnostic> warnings_;
   std::string source_;
   SourceLayout layout_;
   std::vector<uint8_t> distinct_items_;
   std::shared_ptr<const detail::RuleFacts> parsed_facts_;
+  // Rule ids by name for FindRule: open addressing on the names' hashes, a power of two in size
+  // (kept by id, so that a copy of the grammar can use it as is).
+  std::vector<RuleId> name_index_;
 };
 
 // Parses GBNF text; `root` names the start rule. Throws GrammarError (every problem found, with
