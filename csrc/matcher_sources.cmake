@@ -11,4 +11,5 @@ set(GBNF_MATCHER_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/matcher/distinct_items.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/recognizer.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/matcher.cc
+  ${CMAKE_CURRENT_LIST_DIR}/matcher/growth_probe.cc
 )

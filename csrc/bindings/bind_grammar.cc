@@ -68,7 +68,11 @@ void BindGrammar(py::module_& m) {
       .def("components", &DoctorAnalysis::Components)
       .def("reached_from", &DoctorAnalysis::ReachedFrom, py::arg("root"))
       .def("shortest_derivations", &DoctorAnalysis::ShortestDerivations, py::arg("roots"))
-      .def("choice_survey", &DoctorAnalysis::ChoiceSurvey);
+      .def("choice_survey", &DoctorAnalysis::ChoiceSurvey)
+      .def("measure_growth", &DoctorAnalysis::MeasureGrowth, py::arg("automaton"),
+           py::arg("root"), py::arg("cycle"), py::arg("settings"), py::arg("seed") = 0)
+      .def("sample_sentences", &DoctorAnalysis::SampleSentences, py::arg("root"),
+           py::arg("targets"), py::arg("cycle"), py::arg("wind_down"), py::arg("seed") = 0);
 }
 
 }  // namespace gbnf::bindings

@@ -1,10 +1,14 @@
 #include "bindings/doctor_facts.h"
 
+#include <pybind11/stl.h>
+
 #include <utility>
 #include <vector>
 
 #include "grammar/choice_survey.h"
+#include "grammar/sentence_sampler.h"
 #include "grammar/shortest_derivation.h"
+#include "matcher/growth_probe.h"
 
 namespace py = pybind11;
 
@@ -107,7 +111,7 @@ py::dict DoctorAnalysis::ShortestDerivations(const std::vector<std::string>& roo
   std::vector<detail::Derivation> table;
   {
     py::gil_scoped_release release;
-    table = detail::ShortestDerivations(*grammar_, facts_.references, facts_.users, &wanted);
+    detail::ShortestDerivations(*grammar_, facts_.components, facts_.users, wanted, &table);
   }
   py::dict out;
   for (size_t r = 0; r < table.size(); ++r) {
@@ -130,6 +134,87 @@ py::list DoctorAnalysis::ChoiceSurvey() const {
     out.append(py::make_tuple(names_[survey.rule], survey.ordinal, duplicates));
   }
   return out;
+}
+
+RuleId DoctorAnalysis::RuleNamed(const std::string& name) const {
+  const int64_t r = grammar_->FindRule(name);
+  if (r < 0) throw py::key_error("no rule named '" + name + "'");
+  return static_cast<RuleId>(r);
+}
+
+std::vector<uint8_t> DoctorAnalysis::Members(const std::vector<std::string>& names) const {
+  std::vector<uint8_t> members(names_.size(), 0);
+  for (const std::string& name : names) members[RuleNamed(name)] = 1;
+  return members;
+}
+
+const std::vector<detail::Derivation>& DoctorAnalysis::Minimums(RuleId root) const {
+  if (minimums_known_.empty()) minimums_known_.assign(names_.size(), 0);
+  if (minimums_known_[root]) return minimums_;  // and every rule it reaches
+  std::vector<uint8_t> wanted(names_.size(), 0);
+  wanted[root] = 1;
+  detail::SpreadMarks(facts_.references, &wanted);
+  for (size_t r = 0; r < wanted.size(); ++r) {
+    if (minimums_known_[r]) wanted[r] = 0;  // whole components: the known part is closed
+  }
+  detail::ShortestDerivations(*grammar_, facts_.components, facts_.users, wanted, &minimums_);
+  for (size_t r = 0; r < wanted.size(); ++r) minimums_known_[r] |= wanted[r];
+  return minimums_;
+}
+
+py::object DoctorAnalysis::MeasureGrowth(std::shared_ptr<const Automaton> automaton,
+                                         const std::string& root,
+                                         const std::vector<std::string>& cycle,
+                                         const py::tuple& settings, uint64_t seed) const {
+  const RuleId r = RuleNamed(root);
+  std::vector<uint8_t> members = Members(cycle);
+  detail::GrowthSettings s;
+  s.lengths = settings[0].cast<std::vector<int64_t>>();
+  s.samples = settings[1].cast<uint32_t>();
+  s.chunk = settings[2].cast<uint32_t>();
+  s.min_growth = settings[3].cast<int64_t>();
+  s.ratio = settings[4].cast<double>();
+  s.wind_down = settings[5].cast<int64_t>();
+  s.state_cap = settings[6].cast<uint32_t>();
+  s.history_bytes = settings[7].cast<size_t>();
+  if (s.chunk == 0) throw py::value_error("chunk must be at least 1");
+  const std::vector<detail::Derivation>& minimums = Minimums(r);  // with the GIL
+  detail::GrowthMeasurement m;
+  bool sampled = true;
+  {
+    py::gil_scoped_release release;
+    try {
+      m = detail::MeasureGrowth(std::move(automaton), *grammar_, minimums, r, std::move(members),
+                                s, seed);
+    } catch (const detail::UnsampledSentence&) {
+      sampled = false;
+    }
+  }
+  if (!sampled) return py::none();
+  return py::make_tuple(py::tuple(py::cast(m.sizes)), py::tuple(py::cast(m.fed)),
+                        py::tuple(py::cast(m.lengths)));
+}
+
+py::object DoctorAnalysis::SampleSentences(const std::string& root,
+                                           const std::vector<int64_t>& targets,
+                                           const std::vector<std::string>& cycle,
+                                           int64_t wind_down, uint64_t seed) const {
+  const RuleId r = RuleNamed(root);
+  detail::SentenceSampler sampler(*grammar_, Minimums(r), seed, Members(cycle), wind_down);
+  py::list out;
+  std::string text;
+  try {
+    for (int64_t target : targets) {
+      if (sampler.Sentence(r, target, &text)) {
+        out.append(py::bytes(text));
+      } else {
+        out.append(py::none());
+      }
+    }
+  } catch (const detail::UnsampledSentence&) {
+    return py::none();
+  }
+  return std::move(out);
 }
 
 }  // namespace gbnf::bindings

@@ -7,26 +7,21 @@ namespace {
 
 constexpr Derivation kNone{kNoDerivation, kNoDerivation};
 
-uint64_t AddLength(uint64_t a, uint64_t b) { return std::min(kNoDerivation, a + b); }
+Derivation SequenceOf(const Derivation& a, const Derivation& b) {
+  if (a.length >= kNoDerivation || b.length >= kNoDerivation) return kNone;
+  const uint64_t length = a.length + b.length;  // both below 2^60: no overflow
+  return length >= kNoDerivation ? kNone : Derivation{length, std::max(a.height, b.height)};
+}
 
 class ShortestAnalysis {
  public:
-  ShortestAnalysis(const Grammar& grammar, const RuleEdges& references, const RuleEdges& users,
-                   const std::vector<uint8_t>* wanted)
-      : grammar_(grammar), references_(references), wanted_(wanted), users_(users),
-        table_(grammar.rules().size()), component_(grammar.rules().size(), kOutside),
-        queued_(grammar.rules().size(), 0) {}
-
-  std::vector<Derivation> Run() {
-    ForEachComponent(references_, [this](const std::vector<RuleId>& members) { Settle(members); });
-    return std::move(table_);
-  }
-
- private:
-  static constexpr uint32_t kOutside = UINT32_MAX;
+  ShortestAnalysis(const Grammar& grammar, const RuleEdges& users,
+                   const std::vector<uint8_t>& wanted, std::vector<Derivation>* table)
+      : grammar_(grammar), users_(users), wanted_(wanted), table_(*table),
+        component_(grammar.rules().size(), kOutside), queued_(grammar.rules().size(), 0) {}
 
   void Settle(const std::vector<RuleId>& members) {
-    if (wanted_ != nullptr && !(*wanted_)[members.front()]) return;  // nor any other member
+    if (!wanted_[members.front()]) return;  // nor any other member
     const auto id = static_cast<uint32_t>(members.front());
     for (RuleId m : members) component_[m] = id;
     std::vector<RuleId> work(members.rbegin(), members.rend());
@@ -47,101 +42,101 @@ class ShortestAnalysis {
     }
   }
 
-  // A body's value, its nodes in post-order (children before their parent) with a value stack.
-  Derivation Evaluate(NodeId body) {
-    values_.clear();
-    stack_.assign(1, {body, false});
-    while (!stack_.empty()) {
-      const auto [id, ready] = stack_.back();
-      stack_.pop_back();
-      const Node& node = grammar_.node(id);
-      if (!ready && !node.children.empty()) {
-        stack_.push_back({id, true});
-        for (auto c = node.children.rbegin(); c != node.children.rend(); ++c) {
-          stack_.push_back({*c, false});
-        }
-        continue;
-      }
-      Combine(node);
-    }
-    return values_.back();
-  }
+ private:
+  static constexpr uint32_t kOutside = UINT32_MAX;
 
-  // Replaces the node's children's values (the top of the stack) by the node's.
-  void Combine(const Node& node) {
-    switch (node.kind) {
-      case NodeKind::kLiteral:
-        values_.push_back({node.codepoints.size(), 0});
-        return;
-      case NodeKind::kCharClass:
-      case NodeKind::kAnyChar:
-        values_.push_back({1, 0});
-        return;
-      case NodeKind::kTokenRef:
-        values_.push_back(kNone);
-        return;
-      case NodeKind::kRuleRef: {
-        const Derivation& callee = table_[node.rule];
-        values_.push_back(callee.length < kNoDerivation
-                              ? Derivation{callee.length, callee.height + 1}
-                              : kNone);
-        return;
-      }
-      case NodeKind::kSequence:
-      case NodeKind::kAlternation: {
-        const size_t first = values_.size() - node.children.size();
-        Derivation value = node.kind == NodeKind::kSequence ? Derivation{0, 0} : kNone;
-        for (size_t k = first; k < values_.size(); ++k) {
-          const Derivation& part = values_[k];
-          if (node.kind == NodeKind::kAlternation) {
-            value = std::min(value, part);
-          } else if (part.length >= kNoDerivation || value.length >= kNoDerivation) {
-            value = kNone;
-          } else {
-            value = {AddLength(value.length, part.length), std::max(value.height, part.height)};
-          }
-        }
-        if (value.length >= kNoDerivation) value = kNone;
-        values_.resize(first);
-        values_.push_back(value);
-        return;
-      }
-      case NodeKind::kRepeat: {
-        Derivation& item = values_.back();
-        if (node.min == 0) {
-          item = {0, 0};
-        } else if (item.length < kNoDerivation) {
-          const uint64_t cap = kNoDerivation / node.min;
-          item.length = item.length >= cap ? kNoDerivation : item.length * node.min;
-          if (item.length >= kNoDerivation) item = kNone;
-        }
-        return;
-      }
-    }
-  }
-
-  struct Pending {
+  // A composite node being evaluated: its next child, and the value of the children so far.
+  struct Frame {
     NodeId id;
-    bool ready;  // children evaluated
+    uint32_t next;
+    Derivation value;
   };
 
+  // A body's value, depth first without recursion; leaves are folded into their parent at once.
+  Derivation Evaluate(NodeId body) {
+    frames_.clear();
+    Derivation value;
+    bool ready = Open(body, &value);
+    for (;;) {
+      if (ready) {
+        if (frames_.empty()) return value;
+        Fold(&frames_.back(), value);
+      }
+      Frame& frame = frames_.back();
+      const Node& node = grammar_.node(frame.id);
+      if (frame.next < node.children.size()) {
+        ready = Open(node.children[frame.next], &value);
+      } else {
+        value = Close(node, frame.value);
+        frames_.pop_back();
+        ready = true;
+      }
+    }
+  }
+
+  // A leaf's value into *value (true), or a frame for a composite node (false).
+  bool Open(NodeId id, Derivation* value) {
+    const Node& node = grammar_.node(id);
+    switch (node.kind) {
+      case NodeKind::kLiteral: *value = {node.codepoints.size(), 0}; return true;
+      case NodeKind::kCharClass:
+      case NodeKind::kAnyChar: *value = {1, 0}; return true;
+      case NodeKind::kTokenRef: *value = kNone; return true;
+      case NodeKind::kRuleRef: {
+        const Derivation& callee = table_[node.rule];
+        *value = callee.length < kNoDerivation ? Derivation{callee.length, callee.height + 1}
+                                               : kNone;
+        return true;
+      }
+      case NodeKind::kSequence:
+        if (node.children.empty()) {
+          *value = {0, 0};
+          return true;
+        }
+        frames_.push_back({id, 0, {0, 0}});
+        return false;
+      case NodeKind::kAlternation:
+      case NodeKind::kRepeat:
+        frames_.push_back({id, 0, kNone});
+        return false;
+    }
+    return true;
+  }
+
+  void Fold(Frame* frame, const Derivation& child) {
+    switch (grammar_.node(frame->id).kind) {
+      case NodeKind::kSequence: frame->value = SequenceOf(frame->value, child); break;
+      case NodeKind::kAlternation: frame->value = std::min(frame->value, child); break;
+      default: frame->value = child; break;  // a repeat's one item
+    }
+    ++frame->next;
+  }
+
+  static Derivation Close(const Node& node, const Derivation& value) {
+    if (node.kind != NodeKind::kRepeat) return value.length < kNoDerivation ? value : kNone;
+    if (node.min == 0) return {0, 0};
+    if (value.length >= kNoDerivation || value.length >= kNoDerivation / node.min) return kNone;
+    return {value.length * node.min, value.height};
+  }
+
   const Grammar& grammar_;
-  const RuleEdges& references_;
-  const std::vector<uint8_t>* wanted_;
   const RuleEdges& users_;
-  std::vector<Derivation> table_;
+  const std::vector<uint8_t>& wanted_;
+  std::vector<Derivation>& table_;
   std::vector<uint32_t> component_;  // per rule: its component's first member, once settled
   std::vector<uint8_t> queued_;      // per rule: on the work list of its component
-  std::vector<Derivation> values_;
-  std::vector<Pending> stack_;
+  std::vector<Frame> frames_;
 };
 
 }  // namespace
 
-std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references,
-                                            const RuleEdges& users,
-                                            const std::vector<uint8_t>* wanted) {
-  return ShortestAnalysis(grammar, references, users, wanted).Run();
+void ShortestDerivations(const Grammar& grammar,
+                         const std::vector<std::vector<RuleId>>& components,
+                         const RuleEdges& users, const std::vector<uint8_t>& wanted,
+                         std::vector<Derivation>* table) {
+  table->resize(grammar.rules().size());
+  ShortestAnalysis analysis(grammar, users, wanted, table);
+  for (const std::vector<RuleId>& members : components) analysis.Settle(members);
 }
 
 }  // namespace gbnf::detail

@@ -25,13 +25,16 @@ struct Derivation {
   }
 };
 
-// Per rule, with `references` from RuleReferences and `users` = Reversed(references): component
-// by component, callees first; inside
-// a recursive component a rule is evaluated again when a member it references improves (values
-// only decrease, so the order does not change the result). With `wanted` (per rule, closed under
-// references), the other rules are left without a derivation.
-std::vector<Derivation> ShortestDerivations(const Grammar& grammar, const RuleEdges& references,
-                                            const RuleEdges& users,
-                                            const std::vector<uint8_t>* wanted = nullptr);
+// Fills `table` (one entry per rule) for the components of `wanted` rules: `components` as
+// ForEachComponent gives them (callees first), `users` = Reversed(RuleReferences). A component is
+// evaluated when `wanted` marks its first member (mark whole components, closed under references
+// apart from rules whose entries the table already holds, final); inside a recursive component a
+// rule is evaluated again when a member it references improves (values only decrease, so the
+// order does not change the result). Entries of other rules are left as they are (a fresh table:
+// no derivation).
+void ShortestDerivations(const Grammar& grammar,
+                         const std::vector<std::vector<RuleId>>& components,
+                         const RuleEdges& users, const std::vector<uint8_t>& wanted,
+                         std::vector<Derivation>* table);
 
 }  // namespace gbnf::detail

@@ -55,6 +55,19 @@ class DoctorAnalysis:
     def shortest_derivations(self, roots: list[str]) -> dict[str, tuple[int, int]]: ...
     # (rule, ordinal of the choice in the rule's preorder, {alternative: equal earlier one})
     def choice_survey(self) -> list[tuple[str, int, dict[int, int]]]: ...
+    # (sizes, fed, lengths) of the doctor's growth measurement; None: measure in Python.
+    # settings: (lengths, samples, chunk, min_growth, ratio, wind_down, state_cap, history_bytes)
+    def measure_growth(
+        self,
+        automaton: Automaton,
+        root: str,
+        cycle: list[str],
+        settings: tuple[list[int], int, int, int, float, int, int, int],
+        seed: int = 0,
+    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None: ...
+    def sample_sentences(
+        self, root: str, targets: list[int], cycle: list[str], wind_down: int, seed: int = 0
+    ) -> list[bytes | None] | None: ...
 
 # --- matcher ---
 

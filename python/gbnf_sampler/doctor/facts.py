@@ -112,6 +112,11 @@ class Facts:
         """Rule -> the index of its component."""
         return {r: i for i, c in enumerate(self.components) for r in c}
 
+    @property
+    def analysis(self) -> _core.DoctorAnalysis | None:
+        """The core's analysis these facts came from (None: facts from Python)."""
+        return self._analysis
+
     def reached_from(self, root: str) -> set[str]:
         """The rules ``root`` reaches (itself included)."""
         if self._analysis is not None:

@@ -14,6 +14,8 @@ alternatives removed in turn: the ones whose removal stops the growth are named.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import _core, syntax
@@ -35,6 +37,17 @@ CHUNK = 4  # bytes fed per accept_bytes call (state_size is read between calls)
 MIN_GROWTH = 8  # items: a step smaller than this is noise
 GROWTH_RATIO = 1.8  # each length's largest state must exceed the previous one's this many times
 WIND_DOWN = 8  # code points before the target where non-recursive alternatives come back
+# The same, for the core's measurement (DoctorAnalysis.measure_growth).
+_SETTINGS = (
+    list(LENGTHS),
+    SAMPLES,
+    CHUNK,
+    MIN_GROWTH,
+    GROWTH_RATIO,
+    WIND_DOWN,
+    MEASURE_STATE_CAP,
+    DEFAULT_MAX_HISTORY_BYTES,
+)
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,23 @@ def candidates(facts: Facts) -> list[list[str]]:
     return out
 
 
+def cycle_favour(cycle: set[str]) -> Callable[[syntax.Alternation, int, int], bool]:
+    """The sampler's bias for measuring ``cycle``: an alternative is favoured when it
+    references a rule of the cycle, or when fewer than WIND_DOWN code points are left."""
+    recursive: dict[tuple[int, int], bool] = {}
+
+    def favour(node: syntax.Alternation, i: int, room: int) -> bool:
+        key = (id(node), i)
+        if key not in recursive:
+            recursive[key] = any(
+                isinstance(n, syntax.RuleRef) and n.name in cycle for n in walk(node.items[i])
+            )
+        # Far from the target only the recursive alternatives are taken, so sentences reach it.
+        return recursive[key] or room < WIND_DOWN
+
+    return favour
+
+
 def _measure(
     automaton: _core.Automaton,
     rules: Rules,
@@ -107,18 +137,7 @@ def _measure(
     cycle: set[str],
     minimums: Minimums | None = None,
 ) -> Measurement:
-    recursive: dict[tuple[int, int], bool] = {}
-
-    def favour(node: syntax.Alternation, i: int, room: int) -> float:
-        key = (id(node), i)
-        if key not in recursive:
-            recursive[key] = any(
-                isinstance(n, syntax.RuleRef) and n.name in cycle for n in walk(node.items[i])
-            )
-        # Far from the target only the recursive alternatives are taken, so sentences reach it.
-        return 1.0 if recursive[key] or room < WIND_DOWN else 0.0
-
-    sampler = Sampler(rules, favour=favour, minimums=minimums)
+    sampler = Sampler(rules, favour=cycle_favour(cycle), minimums=minimums)
     sizes: list[int] = []
     fed: list[int] = []
     lengths: list[int] = []
@@ -138,6 +157,24 @@ def _measure(
         if not Measurement(tuple(sizes), tuple(fed), tuple(lengths)).steps_grow():
             break  # the usual case: no growth between the first two lengths, nothing more to pay
     return Measurement(tuple(sizes), tuple(fed), tuple(lengths))
+
+
+def _measured(
+    analysis: _core.DoctorAnalysis | None,
+    automaton: _core.Automaton,
+    rules: Rules,
+    root: str,
+    component: list[str],
+    minimums: Callable[[], Minimums],
+) -> Measurement:
+    """:func:`_measure`, by the core when ``analysis`` (of the grammar ``rules`` were read from)
+    is given and its sampler can follow this one (the same sentences, from the same seed);
+    ``minimums``: the shortest derivations this module's sampler needs otherwise."""
+    if analysis is not None:
+        got = analysis.measure_growth(automaton, root, component, _SETTINGS)
+        if got is not None:
+            return Measurement(*got)
+    return _measure(automaton, rules, root, set(component), minimums())
 
 
 def _largest_state(automaton: _core.Automaton, data: bytes, enough: int) -> tuple[int, int]:
@@ -199,12 +236,13 @@ def _without(rules: Rules, rule: str, index: int) -> dict[str, syntax.Node]:
 
 
 def _culprits(
-    rules: Rules, root: str, component: list[str], graph: dict[str, list[str]]
+    rules: Rules, root: str, component: list[str], graph: dict[str, list[str]], fast: bool
 ) -> list[tuple[str, int, Measurement]]:
     """(rule, alternative index, measurement without it) for each alternative whose removal
     stops the growth. ``rules``: what ``root`` reaches, without token references; ``graph``:
     their reference graph, or one of a grammar they are part of (removing an alternative only
-    removes references: rules it leaves unreachable are carried along unused)."""
+    removes references: rules it leaves unreachable are carried along unused); ``fast``: measured
+    by the core (else by :func:`_measure`, the reference)."""
     found: list[tuple[str, int, Measurement]] = []
     tried = 0
     for rule in component:
@@ -223,8 +261,15 @@ def _culprits(
                 automaton = grammar.automaton()
             except GrammarTooComplexError:
                 continue
-            minimums = _core.DoctorAnalysis(grammar._core).shortest_derivations([root])
-            after = _measure(automaton, sub, root, set(component), minimums)
+            analysis = _core.DoctorAnalysis(grammar._core)
+            after = _measured(
+                analysis if fast else None,
+                automaton,
+                sub,
+                root,
+                component,
+                lambda: analysis.shortest_derivations([root]),  # noqa: B023 (called at once)
+            )
             if not after.grows:
                 found.append((rule, index, after))
     return found
@@ -234,7 +279,8 @@ def check_growth(facts: Facts, loc: Locator) -> list[Finding]:
     found = candidates(facts)
     if not found:
         return []
-    minimums = facts.shortest([component[0] for component in found])
+    roots = [component[0] for component in found]
+    minimums = functools.cache(lambda: facts.shortest(roots))
     out = []
     for component in found:
         root = component[0]
@@ -245,7 +291,7 @@ def check_growth(facts: Facts, loc: Locator) -> list[Finding]:
         if measured is None:
             continue
         rules, automaton = measured
-        before = _measure(automaton, rules, root, set(component), minimums)
+        before = _measured(facts.analysis, automaton, rules, root, component, minimums)
         if before.grows:
             sub = {name: facts.rules[name] for name in facts.rules if name in keep}  # converts few
             out.append(_finding(facts, loc, sub, root, component, before))
@@ -282,7 +328,7 @@ def _own_grammar(facts: Facts, loc: Locator, root: str) -> tuple[Rules, _core.Au
 def _finding(
     facts: Facts, loc: Locator, sub: Rules, root: str, component: list[str], m: Measurement
 ) -> Finding:
-    culprits = _culprits(sub, root, component, facts.graph)
+    culprits = _culprits(sub, root, component, facts.graph, facts.analysis is not None)
     measured = f"largest state on sample sentences: {m.describe()}"
     if not culprits:
         message = (
@@ -341,4 +387,4 @@ def _generic_fix(rule: str) -> str:
     )
 
 
-__all__ = ["Measurement", "candidates", "check_growth"]
+__all__ = ["Measurement", "candidates", "check_growth", "cycle_favour"]

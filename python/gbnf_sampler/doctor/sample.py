@@ -8,7 +8,6 @@ choice takes its shortest option, whose height strictly decreases through rule r
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable, Mapping
 
 from .. import syntax
@@ -21,6 +20,36 @@ _CANDIDATES = "ax0 b.,-_:" + "".join(map(chr, range(0x21, 0x3000)))
 
 
 Minimums = dict[str, tuple[int, int]]
+_MASK = (1 << 64) - 1
+
+
+class SplitMix64:
+    """The sentences' random numbers (SplitMix64): the core's growth probe
+    (csrc/matcher/growth_probe.h) draws the same ones, so that the two sample the same
+    sentences from the same seed."""
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & _MASK
+
+    def next(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & _MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        """Uniform in [0, n) for 1 <= n < 2^64: the top bits of a draw, drawn again while too
+        large."""
+        shift = 64 - n.bit_length()
+        while True:
+            r = self.next() >> shift
+            if r < n:
+                return r
+
+    def between(self, lo: int, hi: int) -> int:
+        """Uniform in [lo, hi]."""
+        return lo + self.below(hi - lo + 1)
 
 
 def shortest(
@@ -90,26 +119,31 @@ def _evaluate(
 
 
 class Sampler:
-    """Random sentences of ``rules``. ``favour(alternation, index, room)`` may weight choices
-    (the weight of alternative ``index`` of that node when ``room`` code points are left before
-    the target; default 1). ``minimums``: :func:`shortest` of these rules, when already known."""
+    """Random sentences of ``rules``. ``favour(alternation, index, room)`` may narrow choices:
+    when it holds for some of the alternatives that fit, one of those is taken (``room``: code
+    points left before the target; default: every alternative that fits is as likely).
+    ``minimums``: :func:`shortest` of these rules, when already known."""
 
     def __init__(
         self,
         rules: Rules,
         seed: int = 0,
-        favour: Callable[[syntax.Alternation, int, int], float] | None = None,
+        favour: Callable[[syntax.Alternation, int, int], bool] | None = None,
         minimums: Minimums | None = None,
     ) -> None:
         self.rules = rules
-        self.rng = random.Random(seed)
+        self.rng = SplitMix64(seed)
         self.favour = favour
         self.rule_min = shortest(rules) if minimums is None else minimums
         self.node_min: dict[int, tuple[int, int]] = {}
 
     def minimum(self, node: syntax.Node) -> tuple[int, int]:
+        """The node's shortest derivation; lengths from INF on all count as INF (as in the
+        core, whose arithmetic saturates there)."""
         found = self.node_min.get(id(node))
-        return found if found is not None else _evaluate(node, self.rule_min, self.node_min)
+        if found is None:
+            found = _evaluate(node, self.rule_min, self.node_min)
+        return found if found[0] < INF else (INF, INF)
 
     # --- sentences ------------------------------------------------------------------------
 
@@ -165,24 +199,25 @@ class Sampler:
         ]
         if room <= 0 or len(options) <= 1:
             return min(node.items, key=self.minimum)
-        weights = [self.favour(node, i, room) if self.favour else 1.0 for i, _ in options]
-        if sum(weights) <= 0:
-            weights = [1.0] * len(options)
-        return self.rng.choices([c for _, c in options], weights)[0]
+        if self.favour is not None:
+            favoured = [c for i, c in options if self.favour(node, i, room)]
+            if favoured:
+                return favoured[self.rng.below(len(favoured))]
+        return options[self.rng.below(len(options))][1]
 
     def _count(self, node: syntax.Repeat, room: int) -> int:
         if room <= 0:
             return node.min
         item = max(1, self.minimum(node.item)[0])
         cap = min(8, room // item) if node.max is None else min(node.max - node.min, room // item)
-        return node.min + self.rng.randint(0, max(cap, 0))
+        return node.min + self.rng.between(0, max(cap, 0))
 
     def _char(self, node: syntax.CharClass | syntax.AnyChar) -> str:
         if isinstance(node, syntax.AnyChar):
-            return self.rng.choice("abc")
+            return "abc"[self.rng.below(3)]
         if not node.negated:
-            lo, hi = self.rng.choice(node.ranges)
-            cp = self.rng.randint(lo, hi)
+            lo, hi = node.ranges[self.rng.below(len(node.ranges))]
+            cp = self.rng.between(lo, hi)
             if 0xD800 <= cp <= 0xDFFF:
                 cp = lo if not 0xD800 <= lo <= 0xDFFF else 0xE000 if hi >= 0xE000 else 0xD7FF
             return chr(cp)
@@ -225,4 +260,4 @@ def _minimum(
     return 1, 0  # a class or '.'
 
 
-__all__ = ["Sampler"]
+__all__ = ["Sampler", "SplitMix64"]
