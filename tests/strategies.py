@@ -468,6 +468,31 @@ def spelled_grammars(
 
 
 @st.composite
+def atom_grammars(
+    draw: Draw,
+    atoms: list[str],
+    suffixes: list[str],
+    names: tuple[str, ...],
+    max_items: int = 3,
+    ending: str | None = None,
+) -> str:
+    """GBNF text: rules ``names`` (the first is the root), each a choice of 1-3 alternatives of
+    up to ``max_items`` of ``atoms`` (GBNF snippets, rule names among them: any references,
+    cycles, unreachable and self-referencing rules), each in parentheses with one of
+    ``suffixes``. ``ending``: an alternative every rule gets besides 0-3 drawn ones (so that every
+    rule can end), in a drawn position."""
+    lines = []
+    for name in names:
+        alternatives = [] if ending is None else [ending]
+        for _ in range(draw(st.integers(1 if ending is None else 0, 3))):
+            items = draw(st.lists(st.sampled_from(atoms), max_size=max_items))
+            parts = [f"({atom}){draw(st.sampled_from(suffixes))}" for atom in items]
+            alternatives.append(" ".join(parts) or '""')
+        lines.append(f"{name} ::= {' | '.join(draw(st.permutations(alternatives)))}")
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
 def grammar_cases(
     draw: Draw, max_rules: int = 4, max_depth: int = 3
 ) -> tuple[Rules, str, str, bytes]:
@@ -479,6 +504,7 @@ def grammar_cases(
 
 __all__ = [
     "INTERESTING_CHARS",
+    "atom_grammars",
     "char_classes",
     "gbnf_texts",
     "grammar_cases",

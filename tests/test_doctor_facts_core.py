@@ -15,7 +15,6 @@ from unittest import mock
 
 import pytest
 from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
 import gbnf_sampler as gs
 from gbnf_sampler import syntax
@@ -25,7 +24,7 @@ from gbnf_sampler.doctor.facts import INVISIBLE, Facts
 from gbnf_sampler.doctor.locate import Locator
 from gbnf_sampler.doctor.sample import INF, shortest
 from gbnf_sampler.errors import GrammarError
-from strategies import spelled_grammars
+from strategies import atom_grammars, spelled_grammars
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from bench_parse import generated_grammar
@@ -116,23 +115,8 @@ ATOMS = [
 SUFFIXES = ["", "", "*", "?", "+", "{2}"]
 
 
-@st.composite
-def raw_grammars(draw: st.DrawFn) -> str:
-    """Five rules over ATOMS, any references (cycles, unreachable and self-referencing rules)."""
-    lines = []
-    for name in ("root", "a", "b", "c", "d"):
-        alternatives = []
-        for _ in range(draw(st.integers(1, 3))):
-            items = draw(st.lists(st.sampled_from(ATOMS), max_size=3))
-            suffixes = draw(st.lists(st.sampled_from(SUFFIXES), min_size=3, max_size=3))
-            parts = [f"({a}){s}" for a, s in zip(items, suffixes[: len(items)], strict=True)]
-            alternatives.append(" ".join(parts) or '""')
-        lines.append(f"{name} ::= {' | '.join(alternatives)}")
-    return "\n".join(lines) + "\n"
-
-
 @settings(max_examples=300, deadline=None)
-@given(raw_grammars())
+@given(atom_grammars(ATOMS, SUFFIXES, ("root", "a", "b", "c", "d")))
 def test_random_reference_graphs(text: str) -> None:
     try:
         grammar = gs.Grammar.from_gbnf(text)

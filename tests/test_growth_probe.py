@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
 import gbnf_sampler as gs
 from assets import llama_cpp_grammars, require
@@ -18,7 +17,7 @@ from gbnf_sampler.doctor.facts import Facts
 from gbnf_sampler.doctor.sample import Sampler, SplitMix64, shortest
 from gbnf_sampler.errors import GrammarError
 from gbnf_sampler.schema import schema_to_gbnf
-from strategies import spelled_grammars
+from strategies import atom_grammars, spelled_grammars
 
 TARGETS = [0, 3, 24, 96, 24, 384]
 
@@ -86,22 +85,8 @@ ATOMS = [
 SUFFIXES = ["", "", "*", "?", "+", "{2,4}"]
 
 
-@st.composite
-def raw_grammars(draw: st.DrawFn) -> str:
-    lines = []
-    for name in ("root", "a", "b", "c"):
-        alternatives = ['"z"']  # every rule can end
-        for _ in range(draw(st.integers(0, 3))):
-            items = draw(st.lists(st.sampled_from(ATOMS), max_size=4))
-            suffixes = draw(st.lists(st.sampled_from(SUFFIXES), min_size=4, max_size=4))
-            parts = [f"({a}){s}" for a, s in zip(items, suffixes[: len(items)], strict=True)]
-            alternatives.append(" ".join(parts) or '""')
-        lines.append(f"{name} ::= {' | '.join(draw(st.permutations(alternatives)))}")
-    return "\n".join(lines) + "\n"
-
-
 @settings(max_examples=300, deadline=None)
-@given(raw_grammars())
+@given(atom_grammars(ATOMS, SUFFIXES, ("root", "a", "b", "c"), 4, '"z"'))
 def test_same_sentences_on_random_reference_graphs(text: str) -> None:
     try:
         grammar = gs.Grammar.from_gbnf(text)
