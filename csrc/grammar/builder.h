@@ -7,12 +7,12 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 #include "gbnf_sampler/grammar.h"
 #include "grammar/node_storage.h"
 #include "grammar/rule_facts.h"
+#include "grammar/rule_name_index.h"
 
 namespace gbnf {
 
@@ -33,25 +33,28 @@ class GrammarBuilder {
   // The id of the rule called `name`, creating an undefined rule on first sight. `name` views the
   // source text, which outlives the builder (ParseGrammar), so it can be the map's key.
   RuleId InternRule(std::string_view name) {
-    auto it = ids_.find(name);
-    if (it != ids_.end()) return it->second;
+    const int64_t found = FindRule(name);
+    if (found >= 0) return static_cast<RuleId>(found);
     const auto id = static_cast<RuleId>(rules.size());
     Rule rule;
     rule.name = std::string(name);
     rules.push_back(std::move(rule));
     info.emplace_back();
     info.back().name_length = name.size();
-    ids_.emplace(name, id);
+    names_.push_back(name);
+    ids_.Insert(name, id);
     return id;
   }
 
-  // Sizes the rule-name map for about `n` rules, so that a large grammar does not rehash it as
-  // it grows.
-  void ReserveRules(size_t n) { ids_.reserve(n); }
+  // Sizes the rule-name index for about `n` rules, so that a large grammar does not rebuild it
+  // as it grows.
+  void ReserveRules(size_t n) {
+    ids_.Reserve(n);
+    names_.reserve(n);
+  }
 
   int64_t FindRule(std::string_view name) const {
-    auto it = ids_.find(name);
-    return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);
+    return ids_.Find(name, [this](RuleId id) { return names_[id]; });
   }
 
   // Marks the rules a distinct-items directive names. When there is one, the rule facts are
@@ -116,7 +119,8 @@ class GrammarBuilder {
   SourceLayout layout;
 
  private:
-  std::unordered_map<std::string_view, RuleId> ids_;
+  std::vector<std::string_view> names_;  // by builder rule id, viewing the source
+  detail::RuleNameIndex ids_;
 };
 
 }  // namespace gbnf

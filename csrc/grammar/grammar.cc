@@ -8,6 +8,7 @@
 #include "grammar/directives.h"
 #include "grammar/lexer.h"
 #include "grammar/parser.h"
+#include "grammar/rule_name_index.h"
 #include "support/utf8.h"
 
 namespace gbnf {
@@ -52,29 +53,16 @@ bool IsDistinct(const Grammar& g, RuleId r) {
 
 }  // namespace
 
-namespace {
-constexpr RuleId kNoRule = UINT32_MAX;
-}  // namespace
-
 void Grammar::IndexRuleNames() {
-  size_t size = 16;
-  while (size < 2 * rules_.size()) size *= 2;
-  name_index_.assign(size, kNoRule);
-  for (RuleId r = 0; r < rules_.size(); ++r) {
-    size_t slot = std::hash<std::string_view>()(rules_[r].name) & (size - 1);
-    while (name_index_[slot] != kNoRule) slot = (slot + 1) & (size - 1);
-    name_index_[slot] = r;
-  }
+  auto index = std::make_shared<detail::RuleNameIndex>();
+  index->Reserve(rules_.size());
+  for (RuleId r = 0; r < rules_.size(); ++r) index->Insert(rules_[r].name, r);
+  name_index_ = std::move(index);
 }
 
 int64_t Grammar::FindRule(std::string_view name) const {
-  if (name_index_.empty()) return -1;
-  const size_t mask = name_index_.size() - 1;
-  for (size_t slot = std::hash<std::string_view>()(name) & mask;; slot = (slot + 1) & mask) {
-    const RuleId r = name_index_[slot];
-    if (r == kNoRule) return -1;
-    if (rules_[r].name == name) return static_cast<int64_t>(r);
-  }
+  if (name_index_ == nullptr) return -1;
+  return name_index_->Find(name, [this](RuleId r) { return std::string_view(rules_[r].name); });
 }
 
 bool Grammar::SameAs(const Grammar& other) const {

@@ -144,6 +144,7 @@ struct SourceLayout {
 namespace detail {
 struct RuleFacts;    // csrc/grammar/rule_facts.h
 class NodeStorage;  // csrc/grammar/node_storage.h
+class RuleNameIndex;  // csrc/grammar/rule_name_index.h
 }  // namespace detail
 
 class Grammar {
@@ -183,9 +184,9 @@ class Grammar {
   SourceLayout layout_;
   std::vector<uint8_t> distinct_items_;
   std::shared_ptr<const detail::RuleFacts> parsed_facts_;
-  // Rule ids by name for FindRule: open addressing on the names' hashes, a power of two in size
-  // (kept by id, so that a copy of the grammar can use it as is).
-  std::vector<RuleId> name_index_;
+  // Rule ids by name for FindRule (csrc/grammar/rule_name_index.h; by id, so that a copy of the
+  // grammar can use it as is).
+  std::shared_ptr<const detail::RuleNameIndex> name_index_;
 };
 
 // Parses GBNF text; `root` names the start rule. Throws GrammarError (every problem found, with
