@@ -31,7 +31,7 @@ class GrammarBuilder {
   }
 
   // The id of the rule called `name`, creating an undefined rule on first sight. `name` views the
-  // source text, which outlives the builder (ParseGrammar), so it can be the map's key.
+  // source text, which outlives the builder (ParseGrammar), so the index can keep viewing it.
   RuleId InternRule(std::string_view name) {
     const int64_t found = FindRule(name);
     if (found >= 0) return static_cast<RuleId>(found);

@@ -5,11 +5,13 @@ parser items) stays bounded by the grammar's size, but an ambiguous recursive ru
 item per position where a parse may have started, so each step costs more as the text grows.
 Only recursion that is not a tail call can do that (right recursion reuses its caller's stack
 entry and a non-recursive grammar is finite-state), so the candidates are the rule-graph cycles
-with a reference that is not in tail position. For each candidate the check builds the grammar of
-the rules the cycle reaches, generates sample sentences of two lengths (:mod:`.sample`, biased
+with a reference that is not in tail position. For each candidate the check starts the grammar's
+automaton at the cycle, generates sample sentences of increasing lengths (:mod:`.sample`, biased
 towards the recursive alternatives), feeds them to a byte-level :class:`Matcher` and compares the
 largest ``state_size`` seen. A cycle whose state grows is then re-measured with each of its
-alternatives removed in turn: the ones whose removal stops the growth are named.
+alternatives removed in turn: the ones whose removal stops the growth are named. The core does the
+sampling and the feeding (``DoctorAnalysis.measure_growth``: the same sentences from the same
+seed); :func:`_measure` is the reference it is tested against.
 """
 
 from __future__ import annotations
