@@ -8,7 +8,6 @@
 namespace gbnf::detail {
 namespace {
 
-constexpr Derivation kNone{kNoDerivation, kNoDerivation};
 constexpr uint64_t kUnknown = UINT64_MAX;  // a node's minimum not evaluated yet
 constexpr int64_t kWorkPerCodepoint = 40;  // sample.py's MAX_EXPANSIONS_PER_BYTE
 constexpr int64_t kMaxPending = int64_t{1} << 62;  // past it the reference's sums are not ours
@@ -18,12 +17,6 @@ constexpr uint64_t kMaxCopies = uint64_t{1} << 24;  // repetitions expanded at o
 constexpr char kFirstCandidates[] = "ax0 b.,-_:";
 constexpr uint32_t kLastCandidate = 0x2FFF;
 constexpr uint32_t kNoCandidate = 0x1F600;
-
-Derivation SequenceOf(Derivation a, Derivation b) {
-  if (a.length >= kNoDerivation || b.length >= kNoDerivation) return kNone;
-  const uint64_t length = a.length + b.length;  // both below 2^60: no overflow
-  return length >= kNoDerivation ? kNone : Derivation{length, std::max(a.height, b.height)};
-}
 
 bool Inside(const Slice<CodepointRange>& ranges, uint32_t cp) {
   return std::any_of(ranges.begin(), ranges.end(),
@@ -79,17 +72,13 @@ Derivation SentenceSampler::Minimum(NodeId top) {
       for (NodeId c : node.children) stack.push_back({c, false});
       continue;
     }
-    Derivation value = kNone;
+    Derivation value = kNoSentence;
     switch (node.kind) {
       case NodeKind::kLiteral: value = {node.codepoints.size(), 0}; break;
       case NodeKind::kCharClass:
       case NodeKind::kAnyChar: value = {1, 0}; break;
       case NodeKind::kTokenRef: break;
-      case NodeKind::kRuleRef: {
-        const Derivation& callee = minimums_[node.rule];
-        if (callee.length < kNoDerivation) value = {callee.length, callee.height + 1};
-        break;
-      }
+      case NodeKind::kRuleRef: value = ReferenceTo(minimums_[node.rule]); break;
       case NodeKind::kSequence:
         value = {0, 0};
         for (NodeId c : node.children) value = SequenceOf(value, node_minimums_[c]);
@@ -97,15 +86,7 @@ Derivation SentenceSampler::Minimum(NodeId top) {
       case NodeKind::kAlternation:
         for (NodeId c : node.children) value = std::min(value, node_minimums_[c]);
         break;
-      case NodeKind::kRepeat: {
-        const Derivation item = node_minimums_[node.children[0]];
-        if (node.min == 0) {
-          value = {0, 0};
-        } else if (item.length < kNoDerivation && item.length < kNoDerivation / node.min) {
-          value = {item.length * node.min, item.height};
-        }
-        break;
-      }
+      case NodeKind::kRepeat: value = RepeatOf(node_minimums_[node.children[0]], node.min); break;
     }
     node_minimums_[id] = value;
   }

@@ -5,14 +5,6 @@
 namespace gbnf::detail {
 namespace {
 
-constexpr Derivation kNone{kNoDerivation, kNoDerivation};
-
-Derivation SequenceOf(const Derivation& a, const Derivation& b) {
-  if (a.length >= kNoDerivation || b.length >= kNoDerivation) return kNone;
-  const uint64_t length = a.length + b.length;  // both below 2^60: no overflow
-  return length >= kNoDerivation ? kNone : Derivation{length, std::max(a.height, b.height)};
-}
-
 class ShortestAnalysis {
  public:
   ShortestAnalysis(const Grammar& grammar, const RuleEdges& users,
@@ -81,13 +73,8 @@ class ShortestAnalysis {
       case NodeKind::kLiteral: *value = {node.codepoints.size(), 0}; return true;
       case NodeKind::kCharClass:
       case NodeKind::kAnyChar: *value = {1, 0}; return true;
-      case NodeKind::kTokenRef: *value = kNone; return true;
-      case NodeKind::kRuleRef: {
-        const Derivation& callee = table_[node.rule];
-        *value = callee.length < kNoDerivation ? Derivation{callee.length, callee.height + 1}
-                                               : kNone;
-        return true;
-      }
+      case NodeKind::kTokenRef: *value = kNoSentence; return true;
+      case NodeKind::kRuleRef: *value = ReferenceTo(table_[node.rule]); return true;
       case NodeKind::kSequence:
         if (node.children.empty()) {
           *value = {0, 0};
@@ -97,7 +84,7 @@ class ShortestAnalysis {
         return false;
       case NodeKind::kAlternation:
       case NodeKind::kRepeat:
-        frames_.push_back({id, 0, kNone});
+        frames_.push_back({id, 0, kNoSentence});
         return false;
     }
     return true;
@@ -113,10 +100,8 @@ class ShortestAnalysis {
   }
 
   static Derivation Close(const Node& node, const Derivation& value) {
-    if (node.kind != NodeKind::kRepeat) return value.length < kNoDerivation ? value : kNone;
-    if (node.min == 0) return {0, 0};
-    if (value.length >= kNoDerivation || value.length >= kNoDerivation / node.min) return kNone;
-    return {value.length * node.min, value.height};
+    if (node.kind == NodeKind::kRepeat) return RepeatOf(value, node.min);
+    return value.length < kNoDerivation ? value : kNoSentence;
   }
 
   const Grammar& grammar_;

@@ -25,6 +25,30 @@ struct Derivation {
   }
 };
 
+// No byte-level sentence.
+inline constexpr Derivation kNoSentence{kNoDerivation, kNoDerivation};
+
+// How derivations combine (sample.py's `_minimum`); lengths saturate at kNoDerivation.
+inline Derivation SequenceOf(const Derivation& a, const Derivation& b) {
+  if (a.length >= kNoDerivation || b.length >= kNoDerivation) return kNoSentence;
+  const uint64_t length = a.length + b.length;  // both below 2^60: no overflow
+  return length >= kNoDerivation ? kNoSentence
+                                 : Derivation{length, a.height > b.height ? a.height : b.height};
+}
+
+// A reference to a rule whose shortest derivation is `callee`: one level deeper.
+inline Derivation ReferenceTo(const Derivation& callee) {
+  return callee.length < kNoDerivation ? Derivation{callee.length, callee.height + 1}
+                                       : kNoSentence;
+}
+
+// `item` at least `min` times.
+inline Derivation RepeatOf(const Derivation& item, uint32_t min) {
+  if (min == 0) return {0, 0};
+  if (item.length >= kNoDerivation || item.length >= kNoDerivation / min) return kNoSentence;
+  return {item.length * min, item.height};
+}
+
 // Fills `table` (one entry per rule) for the components of `wanted` rules: `components` as
 // ForEachComponent gives them (callees first), `users` = Reversed(RuleReferences). A component is
 // evaluated when `wanted` marks its first member (mark whole components, closed under references
