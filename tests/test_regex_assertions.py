@@ -1,7 +1,8 @@
-"""Anchors anywhere, ``\\b``/``\\B`` and lookbehind (``regex.assertions``): differential tests
-against the ``regex`` module (variable-width lookbehind, like ECMA-262) and Python's ``re`` on
-strings where their semantics and ECMA-262's agree (ASCII text, no final newline), and unit
-tables. JSON Schema ``pattern`` semantics: an unanchored search."""
+"""Anchors anywhere, ``\\b``/``\\B``, lookbehind, and lookaheads beside them or in unbounded
+repetitions (``regex.assertions``): differential tests against the ``regex`` module
+(variable-width lookbehind, like ECMA-262) and Python's ``re`` on strings where their semantics
+and ECMA-262's agree (ASCII text, no final newline), and unit tables. JSON Schema ``pattern``
+semantics: an unanchored search."""
 
 from __future__ import annotations
 
@@ -46,6 +47,16 @@ TABLE = [
         ["x.comm1234", "x.", "nodot", ".com"],
     ),
     ("x{3,40}\\b", ["xxx", "axxxx "], ["xx", "xx xx"]),
+    # Lookaheads beside these assertions, and in unbounded repetitions: markers too.
+    (
+        "^(?!-)(?!.{0,6}--)[a-z0-9-]{1,6}(?<!-)$",  # SchemaStore's architect.yml, shortened
+        ["a", "a-b", "a-b-c"],
+        ["-a", "a-", "a--b", "abcdefg"],
+    ),
+    ("\\bfoo(?!bar)", ["foo", "a foo", "foobaz"], ["foobar", "afoo"]),
+    ("(?<=a)(?=b)", ["ab", "xaby"], ["a", "b", "ba"]),
+    ("^((?!message|severity).)*$", ["", "mess", "a severe"], ["message", "my severity"]),
+    ("^(?:[a-z](?!--)|-(?!-))+$", ["a-b", "-a"], ["a--b", "--"]),
 ]
 
 
@@ -90,6 +101,7 @@ def test_unicode_word_boundary_readings() -> None:
 
 _ATOMS = ["a", "b", "[ab]", ".", "\\d", "\\w", " ", "(a|b)", "(ab)", "x"]
 _ASSERTIONS = ["^", "$", "\\b", "\\B", "(?<=a)", "(?<!a)", "(?<=ab|b)", "(?<!^b)", "(?<=[ a])"]
+_ASSERTIONS += ["(?=a)", "(?!b)", "(?=.*x)", "(?!a?b)", "(?:(?!ab).)*", "(?:[ab](?=\\w))+"]
 
 
 @st.composite

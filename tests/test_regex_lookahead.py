@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import gbnf_sampler as gs
-from gbnf_sampler.regex import automata, lookaround, parser, regex_to_gbnf
+from gbnf_sampler.regex import assertions, automata, parser, regex_to_gbnf
 from schema_helpers import accepts
 from test_regex import patterns
 
@@ -25,6 +25,14 @@ TABLE: list[tuple[str, list[str], list[str]]] = [
     ("(?!a|b$)[ab]{1,2}", ["ba", "bb"], ["a", "b", "ab", "aa"]),
     ("(?!(^xn--|-s3$))^[a-z0-9-]{3,8}$", ["xn-a", "ab-s3"], ["xn--a", "-s3"]),
     ("(?:(?=a)\\w){2}", ["aa"], ["ab", "ba"]),
+    # Repetitions past the unrolling bound, or unbounded: the lookaheads become obligations.
+    ("^((?!--).)*$", ["", "a-b-", "-"], ["--", "a--", "x-y--z"]),
+    ("(?:(?!foo)[a-z])+", ["fo", "ofo", "fofo"], ["foo", "ofoo", ""]),
+    ("(?:[a-z](?=[a-z]|$))*1?", ["", "abc", "1"], ["ab1", "a1"]),
+    ("(?:(?=.*x)a)*x?", ["aax", "", "x"], ["aa", "a"]),
+    ("(?:(?=a)\\w){65,}", ["a" * 65, "a" * 80], ["a" * 64, "a" * 64 + "b"]),
+    ("(?:(?!b)\\w){0,70}b", ["b", "a" * 70 + "b"], ["a" * 71 + "b", "bb"]),
+    ("(?:a(?!(?=b)\\w)\\w)*", ["", "aa", "acac"], ["ab", "aaab"]),
 ]
 
 
@@ -40,8 +48,8 @@ def test_lookahead_table(pattern: str, good: list[str], bad: list[str]) -> None:
 
 
 ERRORS = [
-    ("(?:(?!a).)*", "repetition"),
-    ("(?:(?=a)b){65}", "repetition"),
+    ("(?:(?=a)b){65}", "matches nothing"),
+    ("x?(?:(?=^a)a)*", "may not be at the start"),
     ("(?=a)*", "quantifier after a lookaround"),
     ("(?<=a)b", "matches nothing"),  # a full match: nothing stands before the b
     ("(?!a$b)c", "middle of a lookahead"),
@@ -73,7 +81,8 @@ ALPHABET = "ab0_ -."  # no line terminators: there ECMA-262 and Python agree on 
 
 @st.composite
 def lookahead_patterns(draw: st.DrawFn) -> str:
-    """Sequences of plain pieces and lookaheads, optionally anchored and in alternatives."""
+    """Sequences of plain pieces, lookaheads and repetitions holding a lookahead, optionally
+    anchored and in alternatives."""
     branches = []
     for _ in range(draw(st.integers(1, 2))):
         items = []
@@ -82,6 +91,12 @@ def lookahead_patterns(draw: st.DrawFn) -> str:
                 kind = draw(st.sampled_from(["=", "!"]))
                 end = draw(st.sampled_from(["", "", "$"]))
                 items.append(f"(?{kind}{draw(patterns(1))}{end})")
+            elif draw(st.integers(0, 3)) == 0:  # a repetition holding a lookahead
+                kind = draw(st.sampled_from(["=", "!"]))
+                look = f"(?{kind}{draw(patterns(2))})"
+                piece = f"(?:{draw(patterns(2))})"
+                body = look + piece if draw(st.booleans()) else piece + look
+                items.append(f"(?:{body}){draw(st.sampled_from(['*', '+', '{2,}']))}")
             else:
                 items.append(f"(?:{draw(patterns(1))})")
         prefix = draw(st.sampled_from(["", "^"]))
@@ -92,8 +107,7 @@ def lookahead_patterns(draw: st.DrawFn) -> str:
 def _automaton(pattern: str, search: bool) -> automata.Dfa:
     """The automaton behind ``regex_to_gbnf`` (its printed grammar can be large: the tables
     check the grammar path)."""
-    node = parser.anchor(parser.parse(pattern), search=search)
-    return automata.from_regex(lookaround.resolve(node, search=search))
+    return automata.from_regex(assertions.compile_pattern(parser.parse(pattern), search))
 
 
 @settings(max_examples=100, deadline=None)

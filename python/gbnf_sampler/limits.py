@@ -89,6 +89,8 @@ DOCTOR_RECURSION_LIMIT = 3000
 # Regex converter.
 MAX_GROUP_DEPTH = 64
 MAX_REPEAT = 1_000_000
+# Copies of a repetition around a lookahead that lookaround's algebra unrolls; longer or
+# unbounded repetitions go through the marker automata of regex.assertions instead.
 MAX_LOOKAHEAD_UNROLL = 64
 MAX_DFA_STATES = 20_000
 MAX_NFA_STATES = 50_000

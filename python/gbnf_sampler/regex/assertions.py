@@ -12,24 +12,28 @@ with the pattern's:
   character (the string's ends count as non-word). ECMA-262's ``\\w`` is ASCII, Python's
   Unicode: the "both" reading asks the boundary to hold under both, "either" under one;
 * ``(?<=X)``: the characters before it are in ``Σ*X`` (``(?<!X)``: are not); an ``X`` branch
-  that starts with ``^`` asks for exactly ``X`` before it.
+  that starts with ``^`` asks for exactly ``X`` before it;
+* ``(?=X)``: the characters after it are in ``X·Σ*`` (``(?!X)``: are not). Its automaton starts
+  an obligation at each marker (a run of ``X·Σ*``'s automaton) and accepts when every one it
+  started accepts; a state is the set of the obligations' states, so repeated lookaheads
+  (``^((?!--).)*$``) stay finite.
 
 The markers are then erased (each becomes an empty move) and the automaton made deterministic
-again. Lookaheads next to these assertions are not supported (a clear error); a pattern with
-lookaheads only goes through :mod:`.lookaround`.
+again. A pattern whose only assertions are lookaheads outside long repetitions goes through
+:mod:`.lookaround`, whose algebra builds smaller automata.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..limits import MAX_DFA_STATES
+from ..limits import MAX_LOOKAHEAD_UNROLL
 from . import automata, edges, lookaround, parser, tree
 from .parser import RegexSyntaxError
 from .tree import Node, Ranges
 
 BOS, EOS, WORD_EDGE, NOT_WORD_EDGE = 0x110000, 0x110001, 0x110002, 0x110003
-FIRST_BEHIND = 0x110004  # lookbehind i is marker FIRST_BEHIND + i
+FIRST_LOOK = 0x110004  # lookaround i is marker FIRST_LOOK + i
 _ANY: Node = tree.Rep(tree.Chars(automata.ALL), 0, None)
 _ECMA_WORD: Ranges = parser.WORD
 
@@ -42,11 +46,6 @@ def compile_pattern(parsed: Node, search: bool, reading: str = "both") -> Node:
     plain = _one_boundary(parsed, search, reading)
     if plain is not None:
         return plain
-    if tree.holds(_without_behind(parsed), tree.Look):
-        raise RegexSyntaxError(
-            "a lookahead together with a lookbehind, \\b/\\B or an inner '^'/'$' is not supported",
-            0,
-        )
     try:
         return tree.Lang(_Markers(reading).compile(parsed, search))
     except automata.TooLarge as err:
@@ -58,6 +57,8 @@ def _needs_markers(node: Node, search: bool, reading: str) -> bool:
         return True
     if _has(node, lambda n: isinstance(n, tree.Look) and n.behind):
         return True
+    if _has(node, _long_repetition_of_lookahead):
+        return True  # beyond what the algebra of lookaround unrolls
     try:
         parser.anchor(node, search, reading)
     except RegexSyntaxError:
@@ -75,6 +76,14 @@ def _has(node: Node, test: Callable[[Node], bool]) -> bool:
     if isinstance(node, tree.Look):
         return _has(node.body, test)
     return False
+
+
+def _long_repetition_of_lookahead(node: Node) -> bool:
+    return (
+        isinstance(node, tree.Rep)
+        and (node.max is None or node.max > MAX_LOOKAHEAD_UNROLL)
+        and tree.holds(node.item, tree.Look)
+    )
 
 
 def _plain(node: Node) -> bool:
@@ -144,32 +153,30 @@ def _split_at_boundary(left: Node, right: Node, reading: str, want: bool) -> Nod
     return parser.simplify(tree.seq(body_l, tree.alt(*found))) if found else tree.NEVER
 
 
-def _without_behind(node: Node) -> Node:
-    if isinstance(node, tree.Look) and node.behind:
-        return tree.EMPTY
-    if isinstance(node, tree.Seq):
-        return tree.Seq(tuple(_without_behind(i) for i in node.items))
-    if isinstance(node, tree.Alt):
-        return tree.Alt(tuple(_without_behind(i) for i in node.items))
-    if isinstance(node, tree.Rep):
-        return tree.Rep(_without_behind(node.item), node.min, node.max)
-    return node
-
-
 class _Markers:
     def __init__(self, reading: str) -> None:
         self.reading = reading
-        self.behind: list[tree.Look] = []
+        self.looks: list[tree.Look] = []
+        self.search = False
 
     def compile(self, parsed: Node, search: bool) -> automata.Dfa:
-        marked = self.mark(trim_search_ends(parsed) if search else parsed)
-        if search:
-            marked = tree.seq(_ANY, marked, _ANY)
-        dfa = automata.from_regex(marked)
+        self.search = search
+        # The anchors at the ends pin their branches there (a search pads the others with .*):
+        # as markers, with .* on both sides, the automaton would track every start position.
+        pad = _ANY if search else None
+        either = self.reading == "either" and search
+        dollar = tree.rep(tree.char(0x0A), 0, 1) if either else tree.EMPTY
+        node = trim_search_ends(parsed) if search else parsed
+        node = parser.strip_anchor(parser.strip_anchor(node, "^", pad), "$", pad, dollar)
+        dfa = automata.from_regex(self.mark(node))
         dfa = automata.intersect(dfa, self.edges())
         dfa = automata.intersect(dfa, self.boundaries())
-        for i, look in enumerate(self.behind):
-            dfa = automata.minimize(automata.intersect(dfa, self.lookbehind(i, look)))
+        for i, look in enumerate(self.looks):
+            if look.behind:
+                dfa = automata.intersect(dfa, self.lookbehind(i, look))
+            else:
+                dfa = self.with_lookahead(dfa, i, look)
+            dfa = automata.minimize(dfa)
         return automata.minimize(erase_markers(dfa))
 
     def mark(self, node: Node) -> Node:
@@ -178,8 +185,8 @@ class _Markers:
             marker = {"^": BOS, "$": EOS, "b": WORD_EDGE, "B": NOT_WORD_EDGE}[node.kind]
             return tree.char(marker)
         if isinstance(node, tree.Look):
-            self.behind.append(node)
-            return tree.char(FIRST_BEHIND + len(self.behind) - 1)
+            self.looks.append(node)
+            return tree.char(FIRST_LOOK + len(self.looks) - 1)
         if isinstance(node, tree.Seq):
             return tree.Seq(tuple(self.mark(i) for i in node.items))
         if isinstance(node, tree.Alt):
@@ -189,7 +196,7 @@ class _Markers:
         return node
 
     def markers(self) -> Ranges:
-        return ((BOS, FIRST_BEHIND + max(len(self.behind), 1) - 1),)
+        return ((BOS, FIRST_LOOK + max(len(self.looks), 1) - 1),)
 
     def edges(self) -> automata.Dfa:
         """``^`` before any character, ``$`` after all (Python: or before a final newline).
@@ -220,7 +227,7 @@ class _Markers:
                 "'$', \\b, an inner '^' or a lookaround inside a lookbehind is not supported", 0
             )
         prefix = automata.from_regex(parser.simplify(body))
-        marker = FIRST_BEHIND + i
+        marker = FIRST_LOOK + i
         others = tree.subtract(self.markers(), ((marker, marker),))
         dead = len(prefix.trans)
         trans: list[dict[int, Ranges]] = []
@@ -237,6 +244,85 @@ class _Markers:
                 new[s] = tree.normalize((*new.get(s, ()), *loops))
             trans.append(new)
         return automata.Dfa(trans, set(range(dead + 1)))
+
+    def with_lookahead(self, dfa: automata.Dfa, i: int, look: tree.Look) -> automata.Dfa:
+        """``dfa`` with marker i only where the characters after it match (or, negated, do not
+        match) the body followed by anything: the product of ``dfa`` with the obligations its
+        markers start, built from the start (a checker on its own would have to allow the
+        marker anywhere, and so every set of obligations). A product state is a state of
+        ``dfa`` and the set of states of the obligations started on the way (one sure to hold
+        is dropped); one that can no longer hold ends the run. Built over the classes of code
+        points that no move tells apart, as ``automata.intersect``."""
+        if _has(look.body, _inner_assertion):
+            raise RegexSyntaxError("a lookbehind or \\b/\\B inside a lookahead is not supported", 0)
+        rest = lookaround.condition(look, None, self.search)
+        marker = FIRST_LOOK + i
+        # Classes never mix characters and markers, and this marker is a class of its own.
+        apart = automata.Dfa([{0: ((marker, marker),)}, {0: automata.ALL}], set())
+        classes, (rows, rest_rows, _) = automata.shared_classes([dfa, rest, apart])
+        obligations = _Obligations(rest, rest_rows)
+        own = {k for k, ranges in enumerate(classes) if ranges[0][0] == marker}
+        is_char = [ranges[0][0] <= tree.MAX_CODEPOINT for ranges in classes]
+        start: tuple[int, frozenset[int]] = (0, frozenset())
+        index = {start: 0}
+        order = [start]
+        moves: list[dict[int, list[int]]] = []  # per product state: target -> classes
+        while len(moves) < len(order):
+            state, held = order[len(moves)]
+            targets: dict[int, list[int]] = {}
+            for k, target in rows[state].items():
+                after = (
+                    obligations.step(held, k)
+                    if is_char[k]
+                    else (obligations.start(held) if k in own else held)
+                )
+                if after is not None:
+                    number = automata.number_state(index, order, (target, after))
+                    targets.setdefault(number, []).append(k)
+            moves.append(targets)
+        accept = {
+            k
+            for k, (state, held) in enumerate(order)
+            if state in dfa.accept and held <= rest.accept
+        }
+        return automata.Dfa(automata.class_moves_to_ranges(moves, classes), accept)
+
+
+def _inner_assertion(node: Node) -> bool:
+    return (isinstance(node, tree.Look) and node.behind) or (
+        isinstance(node, tree.Anchor) and node.kind in "bB"
+    )
+
+
+class _Obligations:
+    """Sets of states of a lookahead's condition (one per marker passed), stepped together;
+    a state sure to accept whatever follows is dropped, None is a set that can no longer
+    hold."""
+
+    def __init__(self, rest: automata.Dfa, rows: list[dict[int, int]]) -> None:
+        self.rest = rest
+        self.rows = rows
+        self.sure = automata.universal_states(rest)
+        self.steps: dict[tuple[frozenset[int], int], frozenset[int] | None] = {}
+
+    def start(self, held: frozenset[int]) -> frozenset[int] | None:
+        if not self.rest.accept:
+            return None  # the condition matches nothing: the marker never holds
+        return held if 0 in self.sure else held | {0}
+
+    def step(self, held: frozenset[int], k: int) -> frozenset[int] | None:
+        """``held`` after a character of class ``k``."""
+        if not held:
+            return held
+        key = (held, k)
+        if key not in self.steps:
+            targets = [self.rows[q].get(k) for q in held]
+            self.steps[key] = (
+                None
+                if None in targets
+                else frozenset(t for t in targets if t is not None and t not in self.sure)
+            )
+        return self.steps[key]
 
 
 class _BoundaryAutomaton:
@@ -267,12 +353,7 @@ class _BoundaryAutomaton:
         everything = frozenset(range(3))
 
         def index(state: tuple[int, frozenset[int]]) -> int:
-            if state not in states:
-                if len(order) >= MAX_DFA_STATES:
-                    raise automata.TooLarge(f"more than {MAX_DFA_STATES} DFA states")
-                states[state] = len(order)
-                order.append(state)
-            return states[state]
+            return automata.number_state(states, order, state)
 
         index((0, everything))
         while len(trans) < len(order):
@@ -293,41 +374,30 @@ class _BoundaryAutomaton:
 
 def erase_markers(dfa: automata.Dfa) -> automata.Dfa:
     """The automaton of the same strings with the markers (code points past Unicode) deleted:
-    marker moves become empty moves, and the subset construction makes it deterministic."""
+    marker moves become empty moves, and the subset construction makes it deterministic (over
+    the classes of code points no move tells apart, as ``automata.intersect``)."""
+    apart = automata.Dfa([{0: automata.ALL}], set())  # classes never mix characters and markers
+    classes, (rows, _) = automata.shared_classes([dfa, apart])
+    is_marker = [ranges[0][0] > tree.MAX_CODEPOINT for ranges in classes]
+    empty_moves = [[t for k, t in row.items() if is_marker[k]] for row in rows]
 
     def closure(states: frozenset[int]) -> frozenset[int]:
         out = set(states)
         todo = list(states)
         while todo:
-            s = todo.pop()
-            for t, ranges in dfa.trans[s].items():
-                if any(hi > tree.MAX_CODEPOINT for _, hi in ranges) and t not in out:
+            for t in empty_moves[todo.pop()]:
+                if t not in out:
                     out.add(t)
                     todo.append(t)
         return frozenset(out)
 
-    first = closure(frozenset([0]))
-    index = {first: 0}
-    order = [first]
-    trans: list[dict[int, Ranges]] = []
-    while len(trans) < len(order):
-        edges = [
-            (tree.intersect(r, automata.ALL), t)
-            for s in order[len(trans)]
-            for t, r in dfa.trans[s].items()
-        ]  # (the markers' code points are past automata.ALL: left out here)
-        row: dict[int, list[tuple[int, int]]] = {}
-        for ranges, targets in automata.partition([(r, t) for r, t in edges if r]):
-            closed = closure(targets)
-            if closed not in index:
-                if len(order) >= MAX_DFA_STATES:
-                    raise automata.TooLarge(f"more than {MAX_DFA_STATES} DFA states")
-                index[closed] = len(order)
-                order.append(closed)
-            row.setdefault(index[closed], []).extend(ranges)
-        trans.append({t: tree.normalize(r) for t, r in row.items()})
+    order, moves = automata.determinize(
+        closure(frozenset([0])),
+        lambda s: ((k, t) for k, t in rows[s].items() if not is_marker[k]),
+        closure,
+    )
     accept = {i for i, states in enumerate(order) if states & dfa.accept}
-    return automata.Dfa(trans, accept)
+    return automata.Dfa(automata.class_moves_to_ranges(moves, classes), accept)
 
 
 __all__ = ["compile_pattern", "erase_markers"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -175,30 +175,61 @@ def _built(node: Node) -> Dfa | TooLarge:
 
 
 def _subset_construction(node: Node) -> Dfa:
+    """Over the classes of code points that no NFA move tells apart, found once: splitting
+    each subset's moves range by range again was most of the time on patterns with large
+    Unicode classes."""
     nfa = _Nfa()
     start = nfa.new()
     final = nfa.build(node, start)
-    first = nfa.closure(frozenset([start]))
+    distinct: dict[Ranges, int] = {}
+    for edges in nfa.edges:
+        for ranges, _ in edges:
+            distinct.setdefault(ranges, len(distinct))
+    classes, members = _classes_of(list(distinct))
+    class_edges = [[(members[distinct[r]], t) for r, t in edges] for edges in nfa.edges]
+    order, moves = determinize(
+        nfa.closure(frozenset([start])),
+        lambda s: ((k, t) for ks, t in class_edges[s] for k in ks),
+        nfa.closure,
+    )
+    accept = {i for i, states in enumerate(order) if final in states}
+    return Dfa(class_moves_to_ranges(moves, classes), accept)
+
+
+def determinize(
+    first: frozenset[int],
+    moves_of: Callable[[int], Iterable[tuple[int, int]]],
+    closure: Callable[[frozenset[int]], frozenset[int]],
+) -> tuple[list[frozenset[int]], list[dict[int, list[int]]]]:
+    """The subset construction over classes of code points: from the set ``first``, with
+    ``moves_of(state)`` its ``(class, target)`` moves and ``closure`` the empty moves. Returns
+    the sets (numbered by position, within MAX_DFA_STATES) and per set ``target -> classes``
+    (see :func:`class_moves_to_ranges`)."""
     index = {first: 0}
     order = [first]
-    trans: list[dict[int, Ranges]] = []
-    while len(trans) < len(order):
-        current = order[len(trans)]
-        row: dict[int, list[tuple[int, int]]] = {}
-        edges = [e for s in current for e in nfa.edges[s]]
-        for ranges, targets in partition(edges):
-            row.setdefault(_number(index, order, nfa.closure(targets)), []).extend(ranges)
-        trans.append({t: tree.normalize(r) for t, r in row.items()})
-    accept = {i for i, states in enumerate(order) if final in states}
-    return Dfa(trans, accept)
+    moves: list[dict[int, list[int]]] = []
+    while len(moves) < len(order):
+        per_class: dict[int, set[int]] = {}
+        for s in order[len(moves)]:
+            for k, t in moves_of(s):
+                per_class.setdefault(k, set()).add(t)
+        targets: dict[int, list[int]] = {}
+        numbers: dict[frozenset[int], int] = {}  # a closure per distinct set of targets
+        for k, reached in per_class.items():
+            key = frozenset(reached)
+            if key not in numbers:
+                numbers[key] = number_state(index, order, closure(key))
+            targets.setdefault(numbers[key], []).append(k)
+        moves.append(targets)
+    return order, moves
 
 
 _State = TypeVar("_State", bound=Hashable)
 
 
-def _number(index: dict[_State, int], order: list[_State], state: _State) -> int:
+def number_state(index: dict[_State, int], order: list[_State], state: _State) -> int:
     """The number of a DFA state under construction, numbering it when new (within
-    MAX_DFA_STATES)."""
+    MAX_DFA_STATES): ``order`` lists the states, ``index`` maps each to its number."""
     n = index.get(state)
     if n is None:
         if len(order) >= MAX_DFA_STATES:
@@ -226,7 +257,7 @@ def intersect(a: Dfa, b: Dfa) -> Dfa:
     transition of one row with every transition of the other, range by range, cost 46 s on a
     schema whose patterns use large Unicode classes (and then failed at MAX_DFA_STATES). The
     code-point ranges of the product's transitions are made once it is known to fit."""
-    classes, class_rows = _shared_classes([a, b])
+    classes, class_rows = shared_classes([a, b])
     rows_a, rows_b = class_rows
     index = {(0, 0): 0}
     order = [(0, 0)]
@@ -239,9 +270,18 @@ def intersect(a: Dfa, b: Dfa) -> Dfa:
             tb = row_b.get(k)
             if tb is None:
                 continue
-            targets.setdefault(_number(index, order, (ta, tb)), []).append(k)
+            targets.setdefault(number_state(index, order, (ta, tb)), []).append(k)
         moves.append(targets)
-    # Rows repeat the same groups of classes (a loop over one character set in every state).
+    accept = {i for i, (sa, sb) in enumerate(order) if sa in a.accept and sb in b.accept}
+    return Dfa(class_moves_to_ranges(moves, classes), accept)
+
+
+def class_moves_to_ranges(
+    moves: list[dict[int, list[int]]], classes: list[Ranges]
+) -> list[dict[int, Ranges]]:
+    """Rows of ``target -> classes`` (from :func:`shared_classes`) as rows of code-point
+    ranges. Rows repeat the same groups of classes (a loop over one character set in every
+    state): each group's ranges are made once."""
     ranges: dict[tuple[int, ...], Ranges] = {}
     trans = []
     for row in moves:
@@ -252,11 +292,10 @@ def intersect(a: Dfa, b: Dfa) -> Dfa:
                 ranges[group] = tree.normalize(r for k in group for r in classes[k])
             out[t] = ranges[group]
         trans.append(out)
-    accept = {i for i, (sa, sb) in enumerate(order) if sa in a.accept and sb in b.accept}
-    return Dfa(trans, accept)
+    return trans
 
 
-def _shared_classes(dfas: list[Dfa]) -> tuple[list[Ranges], list[list[dict[int, int]]]]:
+def shared_classes(dfas: list[Dfa]) -> tuple[list[Ranges], list[list[dict[int, int]]]]:
     """The classes of code points that every transition of ``dfas`` keeps together (their
     ranges), and each automaton's rows as class -> target."""
     distinct: dict[Ranges, int] = {}
@@ -264,17 +303,23 @@ def _shared_classes(dfas: list[Dfa]) -> tuple[list[Ranges], list[list[dict[int, 
         for row in dfa.trans:
             for ranges in row.values():
                 distinct.setdefault(ranges, len(distinct))
-    pieces = partition([(ranges, i) for ranges, i in distinct.items()])
-    classes = [ranges for ranges, _ in pieces]
-    members: list[list[int]] = [[] for _ in distinct]  # range set -> the classes inside it
-    for k, (_, inside) in enumerate(pieces):
-        for i in inside:
-            members[i].append(k)
+    classes, members = _classes_of(list(distinct))
     rows = [
         [{k: t for t, ranges in row.items() for k in members[distinct[ranges]]} for row in d.trans]
         for d in dfas
     ]
     return classes, rows
+
+
+def _classes_of(range_sets: list[Ranges]) -> tuple[list[Ranges], list[list[int]]]:
+    """The pieces of code points that lie in the same sets of ``range_sets`` (their ranges),
+    and per set the pieces inside it."""
+    pieces = partition([(ranges, i) for i, ranges in enumerate(range_sets)])
+    members: list[list[int]] = [[] for _ in range_sets]
+    for k, (_, inside) in enumerate(pieces):
+        for i in inside:
+            members[i].append(k)
+    return [ranges for ranges, _ in pieces], members
 
 
 def minimize(dfa: Dfa) -> Dfa:
@@ -287,8 +332,8 @@ def minimize(dfa: Dfa) -> Dfa:
     if 0 not in live:
         return Dfa([{}], set())
     states = [s for s in range(len(dfa.trans)) if s in live]
-    classes, table = _class_table(dfa, states, live)
-    block = _hopcroft(states, set(dfa.accept) & live, len(classes), table)
+    n_classes, table = _class_table(dfa, states, live)
+    block = _hopcroft(states, set(dfa.accept) & live, n_classes, table)
     # Number the blocks with the start state's first.
     order = {block[0]: 0}
     for s in states:
@@ -300,39 +345,33 @@ def minimize(dfa: Dfa) -> Dfa:
         if b in done:
             continue
         done.add(b)
-        row: dict[int, list[tuple[int, int]]] = {}
+        row: dict[int, list[Ranges]] = {}
         for t, ranges in dfa.trans[s].items():
             if t in live:
-                row.setdefault(order[block[t]], []).extend(ranges)
-        trans[b] = {t: tree.normalize(r) for t, r in row.items()}
+                row.setdefault(order[block[t]], []).append(ranges)
+        # Most targets keep one move, its ranges already normal (merging large Unicode
+        # classes again and again was most of the time here).
+        trans[b] = {
+            t: parts[0] if len(parts) == 1 else tree.normalize(r for p in parts for r in p)
+            for t, parts in row.items()
+        }
     accept = {order[block[s]] for s in states if s in dfa.accept}
     return Dfa(trans, accept)
 
 
 def _class_table(
     dfa: Dfa, states: list[int], live: set[int]
-) -> tuple[list[int], dict[int, list[tuple[int, int]]]]:
-    """The code-point classes (their first code points) and, per state, ``(class, target)``
-    for every class with a live target."""
-    points = {0}
-    for s in states:
-        for t, ranges in dfa.trans[s].items():
-            if t in live:
-                for lo, hi in ranges:
-                    points.add(lo)
-                    points.add(hi + 1)
-    classes = sorted(points)
-    position = {p: i for i, p in enumerate(classes)}
-    table: dict[int, list[tuple[int, int]]] = {}
-    for s in states:
-        moves: list[tuple[int, int]] = []
-        for t, ranges in dfa.trans[s].items():
-            if t in live:
-                for lo, hi in ranges:
-                    first, last = position[lo], position[hi + 1]
-                    moves.extend((c, t) for c in range(first, last))
-        table[s] = moves
-    return classes, table
+) -> tuple[int, dict[int, list[tuple[int, int]]]]:
+    """The number of classes of code points that no transition tells apart and, per state,
+    ``(class, target)`` for every class with a live target. The classes are the pieces of the
+    distinct code-point sets the moves use, not the spans between all their range ends: a
+    Unicode class of 700 ranges that always moves as one is one class, not 1,400 (Hopcroft's
+    work grows with the classes: 122 s for one SchemaStore key pattern, 1.2 s now)."""
+    rows = [{t: r for t, r in dfa.trans[s].items() if t in live} for s in states]
+    classes, class_rows = shared_classes([Dfa(rows, set())])
+    return len(classes), {
+        s: list(row.items()) for s, row in zip(states, class_rows[0], strict=True)
+    }
 
 
 def _hopcroft(
@@ -392,6 +431,24 @@ def _live(dfa: Dfa) -> set[int]:
                 live.add(prev)
                 todo.append(prev)
     return live
+
+
+def universal_states(dfa: Dfa) -> set[int]:
+    """The states from which every string is accepted (a greatest fixed point: accepting, with
+    a move on every code point, and only to such states)."""
+    sure = {
+        s
+        for s in dfa.accept
+        if tree.normalize(r for ranges in dfa.trans[s].values() for r in ranges) == ALL
+    }
+    changed = True
+    while changed:
+        changed = False
+        for s in list(sure):
+            if any(t not in sure for t in dfa.trans[s]):
+                sure.discard(s)
+                changed = True
+    return sure
 
 
 def never_ends(dfa: Dfa) -> bool:

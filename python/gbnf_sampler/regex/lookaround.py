@@ -10,7 +10,8 @@ pattern right to left, with ``K`` as an automaton (``Σ`` any code point):
 and a lookahead-free ``A`` is concatenated (``A·K``). A ``$`` in ``X`` ends it instead of
 ``Σ*``; a ``^`` in ``X`` holds only where the lookahead stands at the start of the string.
 Bounded repetitions around a lookahead are unrolled (up to ``MAX_LOOKAHEAD_UNROLL`` copies);
-unbounded ones, and ``^`` where the position is not known, raise :class:`RegexSyntaxError`.
+longer and unbounded ones (``^((?!--).)*$``) take the markers of :mod:`.assertions` instead, and
+here raise :class:`RegexSyntaxError`, as does a ``^`` where the position is not known.
 Automaton sizes are capped by ``limits.MAX_DFA_STATES``.
 """
 
@@ -53,10 +54,7 @@ def _build(node: Node, rest: automata.Dfa, at_start: bool | None, search: bool) 
     if not has_lookahead(node):
         return _concat(node, rest)
     if isinstance(node, tree.Look):
-        body = _build(_body(node, at_start, search), _epsilon(), at_start, search)
-        return automata.minimize(
-            automata.intersect(rest, automata.complement(body) if node.negate else body)
-        )
+        return automata.minimize(automata.intersect(rest, condition(node, at_start, search)))
     if isinstance(node, tree.Seq):
         return _build_seq(node.items, rest, at_start, search)
     if isinstance(node, tree.Alt):
@@ -112,6 +110,13 @@ def _build_rep(
     for _ in range(node.min):
         tail = _build(node.item, tail, inner, search)
     return tail
+
+
+def condition(look: tree.Look, at_start: bool | None, search: bool) -> automata.Dfa:
+    """The minimal automaton of what the rest of the string must be where ``look`` stands
+    (``at_start``: whether that is the start of the string; None: not known)."""
+    body = _build(_body(look, at_start, search), _epsilon(), at_start, search)
+    return automata.minimize(automata.complement(body) if look.negate else body)
 
 
 def _body(look: tree.Look, at_start: bool | None, search: bool) -> Node:
