@@ -63,7 +63,9 @@ def test_exit_status_table(
         "good": write(tmp_path, "good.gbnf", 'root ::= "yes" | "no"\n'),
         "bad_gbnf": write(tmp_path, "bad.gbnf", "root ::= answer\n"),
         "schema": write(tmp_path, "s.json", json.dumps({"type": "integer"})),
-        "bad_schema": write(tmp_path, "bad.json", json.dumps({"type": "array", "contains": {}})),
+        "bad_schema": write(
+            tmp_path, "bad.json", json.dumps({"type": "array", "contains": {}, "uniqueItems": True})
+        ),
         "not_json": write(tmp_path, "not.json", "{type: integer"),
         "missing": str(tmp_path / "missing.file"),
     }

@@ -177,7 +177,7 @@ def test_convert_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert cli_main(["convert", "--regex", "a+b"]) == EXIT_OK
     assert accepts(capsys.readouterr().out, "aab")
     bad = tmp_path / "bad.json"
-    bad.write_text('{"type": "array", "contains": {}}')
+    bad.write_text('{"type": "array", "contains": {}, "uniqueItems": true}')
     assert cli_main(["convert", str(bad)]) == EXIT_INVALID
     assert "/contains" in capsys.readouterr().err
     assert cli_main(["convert", str(tmp_path / "missing.json")]) == EXIT_USAGE

@@ -17,7 +17,7 @@ UNSUPPORTED: list[tuple[Any, str]] = [
         {"type": "object", "properties": {"a": {"if": {"multipleOf": 3}, "then": {}}}},
         "/properties/a/if",
     ),
-    ({"type": "array", "contains": {"type": "integer"}}, "/contains"),
+    ({"type": "array", "contains": {"type": "integer"}, "uniqueItems": True}, "/contains"),
     (
         {
             "type": "array",
@@ -138,7 +138,7 @@ def test_invalid_json_text() -> None:
 
 def test_schema_error_pickles() -> None:
     with pytest.raises(gs.SchemaError) as info:
-        schema_to_gbnf({"type": "array", "contains": {}})
+        schema_to_gbnf({"type": "array", "contains": {}, "uniqueItems": True})
     copy = pickle.loads(pickle.dumps(info.value))
     assert (copy.path, copy.message) == ("/contains", info.value.message)
 

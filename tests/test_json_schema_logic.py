@@ -104,6 +104,124 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [[1, 2], ["a"]],
         [[], [1, "a"], [None]],
     ),
+    "one-of-nested-one-of": (
+        {
+            "oneOf": [
+                {"type": "object", "required": ["a"]},
+                {"type": "object", "oneOf": [{"required": ["b"]}, {"required": ["c"]}]},
+            ]
+        },
+        [{"a": 1}, {"b": 1}, {"c": 1}, {"a": 1, "b": 1, "c": 1}],
+        [{"a": 1, "b": 1}, {}, {"b": 1, "c": 1}, 1],
+    ),
+    "one-of-items-overlap": (
+        {
+            "oneOf": [
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "array", "items": {"enum": ["a", "b"]}},
+            ]
+        },
+        [["c"], ["a", "c"], ["c", "b"]],
+        [[], ["a"], ["a", "b"], [1], ["a", 1]],
+    ),
+    "not-one-of-numbers": (
+        {"type": "integer", "not": {"oneOf": [{"minimum": 3}, {"maximum": 5}]}},
+        [3, 4, 5],
+        [2, 6, -1],
+    ),
+    "not-one-of-patterns": (
+        {"type": "string", "not": {"oneOf": [{"pattern": "^a"}, {"pattern": "b$"}]}},
+        ["ab", "x", "", "axb"],
+        ["a", "b", "ax", "xb"],
+    ),
+    "not-items": (
+        {"type": "array", "not": {"items": {"type": "string"}}},
+        [[1], ["a", None], [["a"]]],
+        [[], ["a", "b"]],
+    ),
+    "not-contains": (
+        {"type": "array", "not": {"contains": {"type": "string"}}},
+        [[], [1, None], [["a"]]],
+        [["a"], [1, "b"]],
+    ),
+    "not-closed-object": (
+        {"type": "object", "not": {"properties": {"a": {}}, "additionalProperties": False}},
+        [{"b": 1}, {"a": 1, "b": 2}, {"c": None}],
+        [{}, {"a": 1}],
+    ),
+    "not-additional-schema": (
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {}},
+            "not": {"properties": {"a": {}}, "additionalProperties": {"type": "string"}},
+        },
+        [{"b": 1}, {"a": "x", "b": []}, {"c": 1}, {"a": "x", "b": "y", "c": None}],
+        [{}, {"a": "x"}, {"b": "s"}, {"a": "x", "c": "y"}],
+    ),
+    "not-closed-object-enum": (
+        {
+            "anyOf": [
+                {"enum": [{"a": 1}, {"b": 1}, {"a": 1, "c": 2}, 3]},
+                {"type": "object", "required": ["d"]},
+            ],
+            "not": {"properties": {"a": {}}, "additionalProperties": False},
+        },
+        [{"b": 1}, {"a": 1, "c": 2}, {"d": 1}],
+        [{"a": 1}, {}, 3, {"a": 2}],
+    ),
+    "one-of-open-and-closed-objects": (
+        {
+            "oneOf": [
+                {"type": "object", "required": ["a"]},
+                {"type": "object", "properties": {"a": {}, "b": {}}, "additionalProperties": False},
+            ]
+        },
+        [{"a": 1, "c": 2}, {"b": 1}, {}],
+        [{"a": 1}, {"a": 1, "b": 2}, {"c": 1}],
+    ),
+    "one-of-closed-items-deep": (
+        {
+            "oneOf": [
+                {"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}},
+                {
+                    "type": "object",
+                    "properties": {
+                        "a": {},
+                        "b": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {"x": {}},
+                                "additionalProperties": False,
+                            },
+                        },
+                    },
+                },
+            ]
+        },
+        [{"a": "s", "b": [{"y": 1}]}, {"a": 1}, {"b": [{"x": 1}]}, {"a": "s", "b": 1}],
+        [{"a": "s"}, {"a": "s", "b": [{"x": 1}]}, {"b": [{"y": 1}]}],
+    ),
+    "one-of-ten-keys": (  # one option per negated key: 2^9 combinations otherwise
+        {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "required": [f"k{i}"],
+                    "properties": {
+                        f"k{i}": {
+                            "type": "object",
+                            "properties": {"x": {"type": "string"}},
+                            "additionalProperties": False,
+                        }
+                    },
+                }
+                for i in range(10)
+            ]
+        },
+        [{"k0": {"x": "1"}}, {"k3": {}, "k5": {"y": 1}}, {"k9": {}, "z": 1}],
+        [{"k0": {}, "k1": {}}, {}, {"k2": {"y": 1}}, {"k4": {"x": 1}}],
+    ),
     "not-object-keywords-untyped": (
         {"not": {"required": ["a"]}},
         [{}, {"b": 1}],
@@ -166,6 +284,25 @@ OVERLAPPING = {
         {"type": "array", "maxItems": 2},
     ]
 }
+
+
+def test_undeclared_member_beside_property_counts_is_reported() -> None:
+    """A negated additionalProperties met with minProperties: strict, an error at the object;
+    relaxed, the object without it (accepts an object the schema rejects)."""
+    schema = {
+        "type": "object",
+        "properties": {"a": {}},
+        "minProperties": 1,
+        "not": {"properties": {"a": {}}, "additionalProperties": False},
+    }
+    with pytest.raises(gs.SchemaError, match="undeclared member") as info:
+        schema_to_gbnf(schema)
+    assert info.value.path == ""
+    with pytest.warns(SchemaWarning, match="undeclared member"):
+        grammar = schema_to_gbnf(schema, strict=False)
+    assert not is_valid(schema, {"a": 1})
+    assert accepts(grammar, '{"a": 1}')
+    assert accepts(grammar, '{"b": 1}')
 
 
 def test_overlapping_one_of_is_an_error_when_strict() -> None:

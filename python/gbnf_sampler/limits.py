@@ -59,6 +59,8 @@ MAX_NEGATION_DEPTH = 8
 MAX_DEPENDENCIES = 6
 MAX_OVERLAP_PROOF_DEPTH = 4
 MAX_ONEOF_BRANCHES = 200
+# A negated oneOf is "none, or two at once": its options grow as the pairs of branches.
+MAX_NEGATED_ONEOF_BRANCHES = 8
 MAX_ANYOF_BRANCHES = 256
 # Pairs of a merged anyOf product checked for emptiness (schema.branch_pairs); a larger product
 # counts as over MAX_ANYOF_BRANCHES without being read.
@@ -67,6 +69,7 @@ MAX_PATTERN_GROUPS = 4
 MAX_UNIQUE_STATES = 1024
 MAX_UNIQUE_DOMAIN = 64
 MAX_ANY_ORDER_STATES = 4096
+MAX_CONTAINS_STATES = 1024
 MAX_MULTIPLE_OF_STATES = 1000
 MAX_ENUMERATED_MULTIPLES = 256
 # max_whitespace, two bounds with one name: schema_to_gbnf(max_whitespace=...) bounds the spaces
@@ -301,6 +304,12 @@ LIMITS: tuple[Limit, ...] = (
         "`gs.limits.MAX_ONEOF_BRANCHES` (`SchemaError` when strict)",
     ),
     Limit(
+        "`oneOf` branches negated (inside `not`, `if`, or another `oneOf`'s exclusion)",
+        MAX_NEGATED_ONEOF_BRANCHES,
+        "",
+        "`gs.limits.MAX_NEGATED_ONEOF_BRANCHES` (beyond it the negation is not expressible)",
+    ),
+    Limit(
         "`patternProperties` schemas per object",
         MAX_PATTERN_GROUPS,
         "",
@@ -323,6 +332,12 @@ LIMITS: tuple[Limit, ...] = (
         MAX_ANY_ORDER_STATES,
         "",
         "`gs.limits.MAX_ANY_ORDER_STATES` (`SchemaError` when strict, else schema order)",
+    ),
+    Limit(
+        "counting rules of one array with `contains` and `minItems`/`maxItems`",
+        MAX_CONTAINS_STATES,
+        "",
+        "`gs.limits.MAX_CONTAINS_STATES` (`SchemaError` when strict)",
     ),
     Limit(
         "`multipleOf` remainder states",
@@ -487,6 +502,7 @@ __all__ = [
     "MAX_CACHE_ENTRIES",
     "MAX_CLASSIFY_CHUNKS",
     "MAX_CLASS_RUNS",
+    "MAX_CONTAINS_STATES",
     "MAX_DEPENDENCIES",
     "MAX_DFA_STATES",
     "MAX_ENUMERATED_MULTIPLES",
@@ -494,6 +510,7 @@ __all__ = [
     "MAX_INDENT_DEPTH",
     "MAX_LOOKAHEAD_UNROLL",
     "MAX_MULTIPLE_OF_STATES",
+    "MAX_NEGATED_ONEOF_BRANCHES",
     "MAX_NEGATION_DEPTH",
     "MAX_NFA_STATES",
     "MAX_ONEOF_BRANCHES",

@@ -34,12 +34,15 @@ checked exactly in decimal: ``jsonschema``'s float division disagrees on values 
 ``oneOf`` is exact: branches are proved disjoint kind by kind, or made so by excluding the
 others (``overlap``); when neither works it is a SchemaError (strict) or compiled as
 ``anyOf`` with a warning. ``not``, ``if``/``then``/``else`` and dependencies are exact where the
-schema they negate can be negated (``logic``). ``uniqueItems`` is exact when the items
+schema they negate can be negated (``logic``: also ``additionalProperties``, ``items``,
+``contains``, small ``oneOf``). ``uniqueItems`` is exact when the items
 are a small finite set (enum, const, boolean, null, integers within bounds of at most
 :data:`~gbnf_sampler.limits.MAX_UNIQUE_DOMAIN` values: ``unique``), or open-ended (free
 strings, patterns that never end, objects that take any further key: a ``#@ distinct-items``
-directive that our matcher enforces and other GBNF engines read as a comment). Not expressible
-(SchemaError when strict): ``contains``, ``uniqueItems`` on other items, unevaluatedItems,
+directive that our matcher enforces and other GBNF engines read as a comment). ``contains``
+with ``minContains``/``maxContains`` is exact (``contains``) except beside ``prefixItems`` or
+``uniqueItems``. Not expressible (SchemaError when strict): those ``contains``,
+``uniqueItems`` on other items, unevaluatedItems,
 $dynamicRef/$recursiveRef, negations of other schemas, ``$ref`` to documents not given in
 ``documents``.
 """

@@ -4,7 +4,10 @@ Arrays: ``prefixItems`` then ``items`` elements, with ``minItems``/``maxItems`` 
 bounds (``item ("," item){m-1,n-1}``: large bounds stay small). Objects: declared properties in
 the schema's order, each optional one skippable, then additional members (``additionalProperties``
 or ``patternProperties``), with ``minProperties``/``maxProperties`` tracked by a count in the rule
-names (a state machine: rule (i, k) = "property i is next, k members written so far").
+names (a state machine: rule (i, k) = "property i is next, k members written so far"). An
+object that must have a member outside a list with a value of some schema (``__some_member__``,
+a negated ``additionalProperties``) is one of its declared properties outside the list, made
+required with that value too, or an undeclared member of that kind among the others.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from typing import Any
 from ..limits import MAX_ANY_ORDER_STATES
 from ..regex import tree
 from .any_order import AnyOrder, Member, any_order_states
+from .contains import CONTAINS_KEYWORDS, ContainsUnsupported, contains_array_rule
 from .context import SubschemaCompiler
 from .emit import NEVER, elements, quantified, wrap
 from .keys import KeySpace, trivial
+from .refs import merge
 from .scalars import Unsupported, kw_int, pointer
 from .unique import unique_array_rule
 
@@ -36,6 +41,12 @@ def array_rule(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: 
     hint = _hint_for(path, "array")
     lo = kw_int(flat, "minItems", path, 0) or 0
     hi = kw_int(flat, "maxItems", path)
+    if "contains" in flat:
+        try:
+            return contains_array_rule(conv, flat, path, depth, hint)
+        except ContainsUnsupported as err:
+            conv.unsupported(err)  # relaxed: the contains keywords are dropped
+            flat = {k: v for k, v in flat.items() if k not in CONTAINS_KEYWORDS}
     if flat.get("uniqueItems") is True and (hi is None or hi > 1):
         return unique_array_rule(conv, flat, path, depth)
     prefix_schemas = flat.get("prefixItems", [])
@@ -111,38 +122,101 @@ def _additional(conv: SubschemaCompiler, flat: dict[str, Any]) -> Any:
     return conv.options.additional_properties is not False
 
 
+def _declared(flat: dict[str, Any]) -> list[str]:
+    declared = list(flat.get("properties") or {})
+    return declared + [
+        r for r in flat.get("required", []) if isinstance(r, str) and r not in declared
+    ]
+
+
 def object_rule(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> str | None:
+    if flat.get("__some_member__"):
+        return _some_member_rule(conv, flat, path, depth)
+    return _object_rule(conv, flat, path, depth, None)
+
+
+def _object_rule(
+    conv: SubschemaCompiler,
+    flat: dict[str, Any],
+    path: str,
+    depth: int,
+    some: tuple[list[str], Any] | None,
+) -> str | None:
+    """``some``: an undeclared member must be written whose key is none of these names and
+    whose value matches that schema too (schema order, no property counts)."""
     addl = _additional(conv, flat)
     keys = KeySpace(conv, flat, path)
     members = _members(conv, flat, path, depth, keys, addl)
     if members is None:
         return None
-    declared = list(flat.get("properties") or {})
-    declared += [r for r in flat.get("required", []) if isinstance(r, str) and r not in declared]
+    declared = _declared(flat)
     extra_body = keys.members(declared, addl, depth)
     hint = _hint_for(path, "object")
     extra = None if extra_body is None else conv.rules.add(hint + "-extra", extra_body)
+    special = None
+    if some is not None:
+        special_body = keys.members(declared + some[0], {"allOf": [addl, some[1]]}, depth)
+        if special_body is None:
+            return None
+        special = conv.rules.add(hint + "-some", special_body)
     lo = kw_int(flat, "minProperties", path, 0) or 0
     hi = kw_int(flat, "maxProperties", path)
     n_required = sum(m.required for m in members)
     if hi is not None and n_required > hi:
         return None
-    body = _member_list(conv, members, extra, (max(lo, 1), hi), depth, hint, path)
-    empty_ok = lo == 0 and n_required == 0
+    body = _member_list(conv, members, (extra, special), (max(lo, 1), hi), depth, hint, path)
+    empty_ok = lo == 0 and n_required == 0 and special is None
     return wrap(conv.rules, conv.layout, body, "{}", empty_ok, depth, hint)
+
+
+def _some_member_rule(
+    conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int
+) -> str | None:
+    """Objects with a member whose key is outside a list and whose value matches a schema
+    (``__some_member__``, from negated ``additionalProperties``): a declared property named
+    outside the list, required with that value too, or an undeclared member."""
+    needs = flat["__some_member__"]
+    rest = {k: v for k, v in flat.items() if k != "__some_member__"}
+    blockers = [k for k in ("patternProperties", "minProperties", "maxProperties") if k in rest]
+    if len(needs) > 1 or blockers or conv.options.property_order == "any":
+        conv.unsupported(
+            Unsupported(
+                "an object that must have an undeclared member (from a negated "
+                "additionalProperties) cannot be expressed beside "
+                + (", ".join(blockers) or "another such member or property_order='any'"),
+                path,
+            )
+        )
+        return _object_rule(conv, rest, path, depth, None)  # relaxed: without it
+    outside, value = list(needs[0]["outside"]), needs[0]["value"]
+    options: list[str] = []
+    for name in _declared(rest):
+        if name not in outside:
+            variant = merge(rest, {"required": [name], "properties": {name: value}}, path)
+            expr = None if variant is False else _object_rule(conv, variant, path, depth, None)
+            if expr is not None:
+                options.append(expr)
+    expr = _object_rule(conv, rest, path, depth, (outside, value))
+    if expr is not None:
+        options.append(expr)
+    if not options:
+        return None
+    return conv.rules.add(_hint_for(path, "object"), " | ".join(dict.fromkeys(options)))
 
 
 def _member_list(
     conv: SubschemaCompiler,
     members: list[Member],
-    extra: str | None,
+    extras: tuple[str | None, str | None],
     bounds: tuple[int, int | None],
     depth: int,
     hint: str,
     path: str,
 ) -> str:
-    """The members between the braces, in the order ``property_order`` asks for."""
+    """The members between the braces, in the order ``property_order`` asks for. ``extras``:
+    the undeclared member rule, and one of which a member must be written (or None)."""
     lo, hi = bounds
+    extra = extras[0]
     if conv.options.property_order == "any" and members and (len(members) > 1 or extra):
         states = any_order_states(len(members), lo, hi, extra is not None)
         if states <= MAX_ANY_ORDER_STATES:
@@ -156,7 +230,7 @@ def _member_list(
                 path,
             )
         )
-    machine = _ObjectMachine(conv, members, extra, lo, hi, depth, hint)
+    machine = _ObjectMachine(conv, members, extras, lo, hi, depth, hint)
     return machine.state(0, 0)
 
 
@@ -167,7 +241,7 @@ class _ObjectMachine:
         self,
         conv: SubschemaCompiler,
         members: list[Member],
-        extra: str | None,
+        extras: tuple[str | None, str | None],
         lo: int,
         hi: int | None,
         depth: int,
@@ -175,7 +249,8 @@ class _ObjectMachine:
     ) -> None:
         self.conv = conv
         self.members = members
-        self.extra = extra
+        # the undeclared member rule, and one that must be written (see _some_member_rule)
+        self.extra, self.special = extras
         self.lo = lo
         self.hi = hi
         self.cap = hi if hi is not None else lo
@@ -217,6 +292,12 @@ class _ObjectMachine:
         return _alt(take, skip) if take != NEVER or skip != NEVER else NEVER
 
     def _tail(self, k: int) -> str:
+        if self.special is not None:  # no property counts here: see _some_member_rule
+            lead = f"{self.sep} " if k > 0 else ""
+            if self.extra is None:
+                return f"{lead}{self.special}"
+            first = f"({self.sep} {self.extra})* " if k > 0 else f"({self.extra} {self.sep})* "
+            return f"{first}{lead}{self.special} ({self.sep} {self.extra})*"
         need = max(0, self.lo - k)
         room = None if self.hi is None else self.hi - k
         if self.extra is None or room == 0:

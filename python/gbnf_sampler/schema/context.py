@@ -41,6 +41,10 @@ class SubschemaCompiler(Protocol):
         """``schema`` with its ``$ref`` and ``allOf`` merged in (a dict without them, or a bool)."""
         ...
 
+    def logic_flatten(self, schema: Any) -> Any:
+        """``flatten`` for negation and the ``oneOf`` analysis (errors become ``Cannot``)."""
+        ...
+
     def literal_value(self, v: Any, depth: int) -> str:
         """The GBNF of the JSON text of ``v`` (every spelling the layout allows)."""
         ...

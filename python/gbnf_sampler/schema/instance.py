@@ -216,6 +216,10 @@ class InstanceChecker:
         sub = depth + 1
         out: list[Verdict] = [_length(len(value), schema, "minProperties", "maxProperties")]
         out += [r in value for r in _list(schema.get("required")) if isinstance(r, str)]
+        for need in _list(schema.get("__some_member__")):
+            outside = set(need["outside"])
+            members = [m for name, m in value.items() if name not in outside]
+            out.append(any_of(self.check(m, need["value"], sub) for m in members))
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
         patterns = schema.get("patternProperties")

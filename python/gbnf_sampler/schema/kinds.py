@@ -23,6 +23,7 @@ KIND_TYPES = {k: {k} for k in KINDS} | {"number": {"number", "integer"}}
 
 OBJECT_KEYWORDS = frozenset(
     {
+        "__some_member__",
         "properties",
         "required",
         "additionalProperties",

@@ -7,8 +7,11 @@
 a kind the schema rejects entirely is allowed, one it accepts entirely is left out, and in between
 the keywords are negated one by one (``not (a and b)`` is ``not a or not b``): enums of strings and
 booleans, string patterns and lengths (as the complement automaton), numeric bounds, item and
-property counts, required and declared properties (recursively), ``anyOf`` and nested ``not``.
-Anything else gives up (None), leaving the keyword to be reported as unsupported.
+property counts, required and declared properties (recursively), ``additionalProperties`` (some
+undeclared member with a value it rejects: ``__some_member__``), ``items`` (some item outside
+it: ``contains``) and ``contains`` (every item outside it), ``anyOf``, ``oneOf`` (no branch, or
+two at once) and nested ``not``. Anything else gives up (None), leaving the keyword to be
+reported as unsupported.
 
 A negation may accept less than the true complement (a string pattern is read the widest way
 Python's ``re`` or ECMA-262 could read it before it is excluded): never more, so a grammar built
@@ -17,9 +20,11 @@ from it stays sound.
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import Any
 
-from ..limits import MAX_DEPENDENCIES, MAX_NEGATION_DEPTH
+from ..limits import MAX_DEPENDENCIES, MAX_NEGATED_ONEOF_BRANCHES, MAX_NEGATION_DEPTH
+from .branch_pairs import pairwise_disjoint
 from .kinds import KINDS, Cannot, Flatten, restrict, status
 from .refs import merge, normalize
 
@@ -33,6 +38,7 @@ _BOUND_NEGATIONS = {
     "maximum": "exclusiveMinimum",
     "exclusiveMaximum": "minimum",
 }
+_CONTAINS_BOUNDS = {"minContains", "maxContains"}
 _COUNT_NEGATIONS = {
     "object": ("minProperties", "maxProperties"),
     "array": ("minItems", "maxItems"),
@@ -110,11 +116,29 @@ def _negate_kind(part: dict[str, Any], kind: str, flatten: Flatten, depth: int) 
         if all(negs):
             parts = [n[0] if len(n) == 1 else {"anyOf": n} for n in negs]
             options.append(parts[0] if len(parts) == 1 else {"allOf": parts})
+    if "oneOf" in rest:
+        options += _negate_one_of(rest.pop("oneOf"), kind, flatten, depth)
     if rest.get("type") == "integer":
         raise Cannot("not integer: non-integral numbers have no grammar here")
     rest.pop("type", None)
     if rest:
         options += _negate_keywords(rest, kind, flatten, depth)
+    return options
+
+
+def _negate_one_of(branches: list[Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:
+    """``not oneOf``: no branch holds, or two hold at once (pairs proved disjoint left out)."""
+    if len(branches) > MAX_NEGATED_ONEOF_BRANCHES:
+        raise Cannot(f"not oneOf: more than {MAX_NEGATED_ONEOF_BRANCHES} branches")
+    typed = {"type": _KIND_TYPE[kind]}
+    options: list[Any] = []
+    negs = [_negate_kind(b, kind, flatten, depth + 1) for b in branches]
+    if all(negs):
+        parts = [n[0] if len(n) == 1 else {"anyOf": n} for n in negs]
+        options.append(parts[0] if len(parts) == 1 else {"allOf": parts})
+    for i, j in combinations(range(len(branches)), 2):
+        if not pairwise_disjoint([branches[i], branches[j]]):
+            options.append({"allOf": [branches[i], branches[j], typed]})
     return options
 
 
@@ -158,16 +182,50 @@ def _negate_container(rest: dict[str, Any], kind: str, flatten: Flatten, depth: 
                 out.append({"type": kind, high: value - 1})
             else:
                 out.append({"type": kind, low: value + 1})
-        elif kind == "object" and key == "required" and isinstance(value, list):
-            out += [{"type": "object", "properties": {name: False}} for name in value]
-        elif kind == "object" and key == "properties" and isinstance(value, dict):
-            for name, sub in value.items():
-                neg = _negate(sub, flatten, depth + 1)
-                if neg is not False:
-                    out.append({"type": "object", "required": [name], "properties": {name: neg}})
+        elif kind == "object" and key in ("required", "properties"):
+            if key == "properties" or "properties" not in rest:
+                out += _negate_members(rest, flatten, depth)
+        elif kind == "object" and key == "additionalProperties" and "patternProperties" not in rest:
+            out += _negate_additional(value, list(rest.get("properties") or {}), flatten, depth)
+        elif kind == "array" and key == "items" and "prefixItems" not in rest:
+            neg = _negate(value, flatten, depth + 1)  # some item is outside ``items``
+            if neg is not False:
+                out.append({"type": "array", "contains": neg})
+        elif kind == "array" and key == "contains" and not set(rest) & _CONTAINS_BOUNDS:
+            neg = _negate(value, flatten, depth + 1)  # every item is outside ``contains``
+            out.append({"type": "array", "items": neg})
         else:
             raise Cannot(f"cannot negate {key}")
     return out
+
+
+def _negate_members(rest: dict[str, Any], flatten: Flatten, depth: int) -> list[Any]:
+    """``not (required and properties)``: a required key absent, or a declared one present
+    with a value its schema rejects. For a key both required and declared the two are one
+    option, ``properties: {key: not schema}`` (absent, or present with such a value): one
+    option per key keeps the negations of many such objects from multiplying when they are
+    met together (``oneOf`` branches told apart by the key each requires)."""
+    required = rest.get("required", [])
+    props = rest.get("properties", {})
+    if not isinstance(required, list) or not isinstance(props, dict):
+        raise Cannot("required must be an array and properties an object")
+    out: list[Any] = []
+    for name in dict.fromkeys([r for r in required if isinstance(r, str)] + list(props)):
+        neg = _negate(props[name], flatten, depth + 1) if name in props else False
+        if name in required:
+            out.append({"type": "object", "properties": {name: neg}})
+        elif neg is not False:
+            out.append({"type": "object", "required": [name], "properties": {name: neg}})
+    return out
+
+
+def _negate_additional(value: Any, declared: list[str], flatten: Flatten, depth: int) -> list[Any]:
+    """``not additionalProperties``: some key outside ``declared`` has a value it rejects
+    (``__some_member__``, which the converter compiles, see ``containers``)."""
+    neg = True if value is False else _negate(value, flatten, depth + 1)
+    if neg is False:
+        return []
+    return [{"type": "object", "__some_member__": [{"outside": declared, "value": neg}]}]
 
 
 def conditional_conjuncts(

@@ -220,8 +220,8 @@ def _merge_values(a: dict[str, Any], b: dict[str, Any], out: dict[str, Any]) -> 
     out["enum"] = [v for v in sets[0] if value_key(v) in keys]
 
 
-_MAXIMA = {"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"}
-_MINIMA = {"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"}
+_MAXIMA = {"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"}
+_MINIMA = {"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains"}
 
 
 def _all_of(x: Any, y: Any) -> Any:
@@ -263,7 +263,7 @@ def _merge_keyword(
         out[key] = max(va, vb)
     elif key == "required":
         out[key] = list(dict.fromkeys(list(va) + list(vb)))
-    elif key in ("items", "propertyNames", "contains", "additionalItems"):
+    elif key in ("items", "propertyNames", "additionalItems"):
         out[key] = _all_of(va, vb)
     elif key == "patternProperties":
         merged = dict(va)
@@ -280,7 +280,10 @@ def _merge_keyword(
         if len(va) * len(vb) <= MAX_ANYOF_PAIRS_READ:
             pairs = compatible_pairs(va, vb, context)
         if pairs is None or len(pairs) > MAX_ANYOF_BRANCHES:
-            out.setdefault("__too_many__", []).append(key)  # reported; relaxed: keeps va only
+            # Reported. Relaxed, neither list is kept: the first alone may be the product of
+            # many earlier ones, hundreds of branches (a grammar of megabytes).
+            out.setdefault("__too_many__", []).append(key)
+            out.pop(key)
         else:
             out[key] = [_all_of(x, y) for x, y in pairs] or [False]
     elif key == "__not_in__":
@@ -295,6 +298,17 @@ def _at(items: list[Any], i: int) -> Any:
     return items[i] if i < len(items) else True
 
 
+def _own_contains_bounds(schema: dict[str, Any]) -> dict[str, Any]:
+    """``minContains``/``maxContains`` bound only the schema's own ``contains`` (two different
+    ``contains`` conflict, see ``_merge_keyword``; equal ones keep the tighter bounds): without
+    it they are dropped, with it ``minContains`` is written out (default 1) before merging."""
+    if "contains" in schema:
+        return schema if "minContains" in schema else {**schema, "minContains": 1}
+    if "minContains" in schema or "maxContains" in schema:
+        return {k: v for k, v in schema.items() if k not in ("minContains", "maxContains")}
+    return schema
+
+
 def merge(a: Any, b: Any, path: str) -> Any:
     """The intersection of two schemas without ``allOf``/``$ref`` at the top (``False`` if empty).
 
@@ -307,6 +321,7 @@ def merge(a: Any, b: Any, path: str) -> Any:
         return b
     if b is True:
         return a
+    a, b = _own_contains_bounds(a), _own_contains_bounds(b)
     out = {k: v for k, v in a.items() if k not in ANNOTATIONS}
     for key, vb in b.items():
         if key in ANNOTATIONS or key in ("type", "enum", "const", "properties"):
