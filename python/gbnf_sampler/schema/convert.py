@@ -391,6 +391,8 @@ class Converter:
         if t == "string":
             return string_rule(self.rules, flat, path, hint)
         if t == "integer":
+            if flat.get("__non_integral__"):
+                return None  # a negated integer type met with an integer one
             self.number_uses += 1
             # Plain digits only: 1.0 is an integer from draft 6 on, but a generated 1.0 reads as
             # a float in most languages (and after "1." a model finds only zeros allowed).

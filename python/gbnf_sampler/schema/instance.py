@@ -310,6 +310,8 @@ def _number(value: Any, schema: dict[str, Any]) -> Verdict:
         x = Decimal(str(value))
     except InvalidOperation:
         return None
+    if schema.get("__non_integral__") and x == x.to_integral_value():
+        return False
     for key, ok in _NUMBER_CHECKS.items():
         bound = _count(schema, key)
         if bound is not None and not ok(x, bound):

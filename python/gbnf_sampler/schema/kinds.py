@@ -64,7 +64,7 @@ STRING_KEYWORDS = frozenset(
     }
 )
 NUMBER_KEYWORDS = frozenset(
-    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "__non_integral__"}
 )
 KIND_KEYWORDS = {
     "null": frozenset(),

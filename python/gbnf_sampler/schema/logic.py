@@ -5,7 +5,8 @@
 ``dependentSchemas {a: S}`` is ``anyOf[{a absent}, allOf[{required: [a]}, S]]``. That needs
 ``not C``: :func:`negate` builds it one JSON kind at a time (:mod:`gbnf_sampler.schema.kinds`):
 a kind the schema rejects entirely is allowed, one it accepts entirely is left out, and in between
-the keywords are negated one by one (``not (a and b)`` is ``not a or not b``): enums of strings and
+the keywords are negated one by one (``not (a and b)`` is ``not a or not b``): ``type: integer``
+(numbers that are not integers: ``__non_integral__``), enums of strings and
 booleans, string patterns and lengths (as the complement automaton), numeric bounds, item and
 property counts, required and declared properties (recursively), ``additionalProperties`` (some
 undeclared member with a value it rejects: ``__some_member__``), ``items`` (some item outside
@@ -118,9 +119,8 @@ def _negate_kind(part: dict[str, Any], kind: str, flatten: Flatten, depth: int) 
             options.append(parts[0] if len(parts) == 1 else {"allOf": parts})
     if "oneOf" in rest:
         options += _negate_one_of(rest.pop("oneOf"), kind, flatten, depth)
-    if rest.get("type") == "integer":
-        raise Cannot("not integer: non-integral numbers have no grammar here")
-    rest.pop("type", None)
+    if rest.pop("type", None) == "integer":  # not (integer and R) = non-integral or not R
+        options.append({"type": "number", "__non_integral__": [True]})
     if rest:
         options += _negate_keywords(rest, kind, flatten, depth)
     return options

@@ -284,6 +284,22 @@ SMALL_MAGNITUDE: Node = tree.seq(
     natural_range(5, MAX_EXPONENT),
 )
 SMALL_BOUND = Decimal("1e-4")
+# Numbers that are not integers, in the spellings json.dumps writes: a fraction with a nonzero
+# digit, or one nonzero digit (and a fraction) before an exponent from -1 to -MAX_EXPONENT
+# (``1.5e-05``: below 1, and above 0 for every reader). Other spellings (``15e-1``) are left
+# out: with any exponent, telling integers apart is not a regular language.
+NON_INTEGRAL: Node = tree.alt(
+    tree.seq(INTEGER, tree.char(0x2E), DIGITS, NONZERO_DIGIT, DIGITS),
+    tree.seq(
+        tree.rep(tree.char(0x2D), 0, 1),
+        NONZERO_DIGIT,
+        tree.rep(FRACTION, 0, 1),
+        E,
+        tree.char(0x2D),
+        LEADING_ZEROS,
+        natural_range(1, MAX_EXPONENT),
+    ),
+)
 
 
 def bounded_number(lo: Decimal | None, lo_inc: bool, hi: Decimal | None, hi_inc: bool) -> Node:

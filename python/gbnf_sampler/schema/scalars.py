@@ -365,6 +365,10 @@ def number_rule(
     """Numbers in the schema's bounds (``multipleOf``: integral, or 10^-n without bounds);
     ``plain``: integral multiples without a zero fraction (see ``Converter.plain_numbers``)."""
     m = kw_number(schema, "multipleOf", path)
+    if schema.get("__non_integral__"):
+        if m is not None:
+            raise Unsupported("multipleOf beside a negated integer type", f"{path}/multipleOf")
+        return _non_integral_rule(rules, schema, path, hint)
     if m is not None and m == m.to_integral():
         return integer_rule(rules, schema, path, hint, fractions=True, plain=plain)
     lo, lo_inc, hi, hi_inc = _bounds(schema, path)
@@ -376,6 +380,24 @@ def number_rule(
     if node == tree.NEVER:
         return None
     return rules.add(hint, tree.to_gbnf(node))
+
+
+def _non_integral_rule(rules: Rules, schema: dict[str, Any], path: str, hint: str) -> str | None:
+    """Numbers in the schema's bounds that are not integers (``__non_integral__``: a negated
+    ``type: integer``), in the spellings of :data:`number_ranges.NON_INTEGRAL`."""
+    lo, lo_inc, hi, hi_inc = _bounds(schema, path)
+    spelled = number_ranges.NUMBER
+    if lo is not None or hi is not None:
+        spelled = number_ranges.bounded_number(lo, lo_inc, hi, hi_inc)
+    if spelled == tree.NEVER:
+        return None
+    dfa = automata.intersect(
+        automata.from_regex(spelled), automata.from_regex(number_ranges.NON_INTEGRAL)
+    )
+    if dfa.is_empty():
+        return None
+    dfa = automata.minimize(dfa)
+    return automata.to_rules(dfa, tree.raw_chars_gbnf, rules.define, rules.reserve, '""', hint)
 
 
 def _decimal_multiple(
