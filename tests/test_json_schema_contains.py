@@ -113,6 +113,7 @@ COUNTED = [
     {"type": "array", "contains": {"const": 1}},
     {"type": "array", "contains": {"const": 1}, "minContains": 2},
     {"type": "array", "contains": {"const": "a"}, "maxContains": 1},
+    {"type": "array", "contains": {"type": "integer"}, "maxContains": 1},
     {"type": "array", "contains": {"const": 1}, "maxItems": 3},
     {"type": "array", "contains": {"const": 1}, "minItems": 3},
     {"type": "array", "contains": {"const": 1}, "minItems": 2, "maxItems": 4, "minContains": 2},
@@ -162,10 +163,10 @@ UNSUPPORTED = {
         "/contains",
         [["a"]],
     ),
-    "max-contains-of-integers": (
-        {"type": "array", "contains": {"type": "integer"}, "maxContains": 1},
+    "max-contains-of-unique-arrays": (  # not uniqueItems has no grammar
+        {"type": "array", "contains": {"type": "array", "uniqueItems": True}, "maxContains": 1},
         "/maxContains",
-        [[1, 2]],
+        [[[1, 2], [3, 4]]],
     ),
 }
 
