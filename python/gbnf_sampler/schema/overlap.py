@@ -23,7 +23,12 @@ from decimal import Decimal
 from typing import Any
 
 from ..errors import SchemaError
-from ..limits import MAX_ONEOF_BRANCHES, MAX_OVERLAP_PROOF_DEPTH, MAX_REPEAT
+from ..limits import (
+    MAX_ANYOF_BRANCHES,
+    MAX_ONEOF_BRANCHES,
+    MAX_OVERLAP_PROOF_DEPTH,
+    MAX_REPEAT,
+)
 from ..regex import automata, tree
 from .kinds import KINDS, Cannot, Flatten, restrict
 from .logic import negate_kind
@@ -258,6 +263,11 @@ class _Analysis:
                 negations = [self.exclusion(parts[i][ki], j, kind) for j in others]
                 if any(neg is None for neg in negations):
                     return None
+                if _options_product(negations) > MAX_ANYOF_BRANCHES:
+                    # Their conjunction has more branches than an anyOf may, before pruning: the
+                    # oneOf is called inexact at once (merging and pruning them took seconds,
+                    # then mostly passed the limit anyway).
+                    return None
                 if all(neg is not False for neg in negations):
                     out.append({"allOf": [branch, {"type": kind}, *negations]})
         return out
@@ -289,6 +299,15 @@ class _Analysis:
             return negation
         options = extra if negation is False else [negation, *extra]
         return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def _options_product(negations: list[Any]) -> int:
+    """How many branches the conjunction of these negations has before pruning."""
+    out = 1
+    for neg in negations:
+        if isinstance(neg, dict) and isinstance(neg.get("anyOf"), list):
+            out *= max(1, len(neg["anyOf"]))
+    return out
 
 
 _MISSING = object()
