@@ -88,7 +88,7 @@ class _Counts:
     when there is none: past it the other items take contained ones too)"."""
 
     def __init__(self, low: int, high: int | None, lo: int, hi: int | None) -> None:
-        self.low, self.high, self.lo, self.hi = low, high, lo, hi
+        self.low, self.lo, self.hi = low, lo, hi
         self.counted = hi is not None or lo > max(low, 1)
         self.cap_items = hi if hi is not None else lo
         self.cap_hits = high if high is not None else low
