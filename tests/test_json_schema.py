@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import jsonschema
 import pytest
 
 import gbnf_sampler as gs
-from gbnf_sampler.schema import schema_to_gbnf
+from gbnf_sampler.schema import SchemaWarning, schema_to_gbnf
 from schema_helpers import accepts, assert_decides, dumps_styles
 
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
@@ -20,6 +21,19 @@ DRAFT4 = "http://json-schema.org/draft-04/schema#"
 def is_valid(schema: Any, instance: Any) -> bool:
     cls = jsonschema.validators.validator_for(schema)
     return bool(cls(schema, format_checker=cls.FORMAT_CHECKER).is_valid(instance))
+
+
+def assert_exact_on_table(schema: Any, valid: list[Any], invalid: list[Any]) -> None:
+    """The table agrees with jsonschema, the schema compiles without a SchemaWarning, and its
+    grammar decides every row as the table does."""
+    for instance in valid:
+        assert is_valid(schema, instance), f"table error: {instance!r} should be valid"
+    for instance in invalid:
+        assert not is_valid(schema, instance), f"table error: {instance!r} should be invalid"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        grammar = gs.Grammar.from_json_schema(schema)
+    assert_decides(grammar, valid, invalid)
 
 
 # (schema, valid instances, invalid instances); instances list properties in schema order.
