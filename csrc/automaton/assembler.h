@@ -20,6 +20,9 @@ struct AssembledRule {
   std::vector<uint8_t> final;  // 0: not final, 1: final, 2: final without edges
   std::vector<uint32_t> chain;  // per state, into chains (empty: no rule was inlined)
   std::vector<std::vector<RuleId>> chains{{}};
+  // Per state (empty when the rule has no twins): the states per copy between the state and its
+  // twin one copy earlier (0: none), and how far their futures agree (period_twins.cc).
+  std::vector<uint32_t> twin_period, twin_agree;
   size_t num_states() const { return final.size(); }
   size_t num_edges() const { return bytes.size() + calls.size() + tokens.size(); }
 };
@@ -34,7 +37,9 @@ class AutomatonAssembler {
   AutomatonAssembler(const detail::Nfa& nfa, const std::vector<uint8_t>& productive,
                      const AutomatonLimits& limits, size_t budget, AssembledRule* out)
       : nfa_(nfa), productive_(productive), limits_(limits), budget_(budget), a_(*out) {}
-  void Run();
+  // `recursion` (RuleFacts::recursion) and `rule`: the rules whose calls may lead back to this
+  // rule's start (twins, period_twins.cc).
+  void Run(const std::vector<uint32_t>& recursion, RuleId rule);
 
  private:
   void IndexNfa();
@@ -45,6 +50,7 @@ class AutomatonAssembler {
   void CheckSize() const;
   std::vector<uint8_t> LiveStates() const;  // liveness.cc
   void SetFinalKinds();
+  void FindPeriodTwins(const std::vector<uint32_t>& recursion, RuleId rule);  // period_twins.cc
 
   const detail::Nfa& nfa_;
   const std::vector<uint8_t>& productive_;

@@ -15,7 +15,7 @@
 namespace gbnf {
 
 
-void AutomatonAssembler::Run() {
+void AutomatonAssembler::Run(const std::vector<uint32_t>& recursion, RuleId rule) {
   IndexNfa();
   NumberStates();
   // Sized once: growing by doubling copied the arrays and touched fresh pages at every step.
@@ -35,6 +35,7 @@ void AutomatonAssembler::Run() {
   }
   PruneDeadStates();
   SetFinalKinds();
+  FindPeriodTwins(recursion, rule);
 }
 
 void AutomatonAssembler::IndexNfa() {
@@ -207,6 +208,7 @@ Automaton::Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimi
   RefuseRulesThatCannotBuild(g, facts, limits);
   plan_->inlinable = std::move(facts.inlinable);
   plan_->depth = std::move(facts.depth);
+  plan_->recursion = std::move(facts.recursion);
   rule_productive_ = std::move(facts.productive);
   rule_nullable_ = std::move(facts.nullable);
   start_ = std::make_unique<std::atomic<StateId>[]>(num_rules_);
@@ -231,7 +233,8 @@ void Automaton::BuildRuleOnce(RuleId r) const {
   detail::Nfa nfa = detail::BuildRuleNfa(*grammar_, limits_, *plan_, r, budget);
   auto block = std::make_unique<RuleBlock>();
   AssembledRule& fsm = block->fsm;
-  AutomatonAssembler(nfa, rule_productive_, limits_, budget, &fsm).Run();
+  AutomatonAssembler(nfa, rule_productive_, limits_, budget, &fsm)
+      .Run(plan_->recursion, r);
   const size_t n = fsm.num_states();
   block->num_states = n;
 
@@ -264,12 +267,18 @@ void Automaton::BuildRuleOnce(RuleId r) const {
     rec.num_tokens = fsm.token_begin[i + 1] - fsm.token_begin[i];
     rec.rule = r;
     rec.final = fsm.final[i];
+    if (!fsm.twin_period.empty()) {
+      rec.twin_period = fsm.twin_period[i];
+      rec.twin_agree = fsm.twin_agree[i];
+    }
   }
   // The CSR boundaries live on in the records; the edges and the chains stay.
   std::vector<uint32_t>().swap(fsm.byte_begin);
   std::vector<uint32_t>().swap(fsm.call_begin);
   std::vector<uint32_t>().swap(fsm.token_begin);
   std::vector<uint8_t>().swap(fsm.final);
+  std::vector<uint32_t>().swap(fsm.twin_period);
+  std::vector<uint32_t>().swap(fsm.twin_agree);
   block_of_rule_[r] = static_cast<uint32_t>(blocks_.size());
   num_edges_.store(edges + fsm.num_edges(), std::memory_order_release);
   blocks_.push_back(std::move(block));

@@ -263,20 +263,28 @@ void NfaBuilder::BuildLiteralTrie(const Node& node, StateId in, StateId out) {
 // x{m,n}: m copies, then (x (x ...)?)? with n-m copies; x{m,} ends with x* (m = 0) or x+.
 StateId NfaBuilder::BuildRepeat(const Node& node, StateId in, uint32_t depth) {
   NodeId child = node.children[0];
-  StateId s = in;
   if (node.max == kUnbounded) {
-    for (uint32_t i = 1; i < node.min; ++i) s = Build(child, s, depth + 1);
+    const StateId s = node.min > 1 ? BuildCopies(child, in, node.min - 1, depth) : in;
     return node.min == 0 ? BuildStar(child, s, depth) : BuildPlus(child, s, depth);
   }
-  for (uint32_t i = 0; i < node.min; ++i) s = Build(child, s, depth + 1);
+  const StateId s = BuildCopies(child, in, node.min, depth);
   if (node.max <= node.min) return s;
   StateId exit = NewState();
-  for (uint32_t i = node.min; i < node.max; ++i) {
-    AddEdge(s, exit, NfaEdgeKind::kEpsilon);
+  AddEdge(BuildCopies(child, s, node.max - node.min, depth, exit), exit, NfaEdgeKind::kEpsilon);
+  return exit;
+}
+
+// With an `exit`, each copy may be the last: an epsilon edge leads from its start to `exit`.
+StateId NfaBuilder::BuildCopies(NodeId child, StateId in, uint32_t copies, uint32_t depth,
+                                StateId exit) {
+  const StateId lo = nfa_.num_states;
+  StateId s = in;
+  for (uint32_t i = 0; i < copies; ++i) {
+    if (exit != kNoExit) AddEdge(s, exit, NfaEdgeKind::kEpsilon);
     s = Build(child, s, depth + 1);
   }
-  AddEdge(s, exit, NfaEdgeKind::kEpsilon);
-  return exit;
+  if (copies >= 2) nfa_.periods.push_back({lo, nfa_.num_states, copies});
+  return s;
 }
 
 StateId NfaBuilder::BuildStar(NodeId child, StateId in, uint32_t depth) {

@@ -28,6 +28,14 @@ struct NfaEdge {
   uint32_t label = 0;  // kCall: rule id; kToken: token-ref node id
 };
 
+// `copies` equal copies of one item built one after the other: the states of [lo, hi), the
+// same number per copy (a repetition's copies; the automaton looks for twins among them).
+struct NfaPeriod {
+  StateId lo = 0;
+  StateId hi = 0;
+  uint32_t copies = 0;
+};
+
 struct Nfa {
   uint32_t num_states = 0;
   std::vector<NfaEdge> edges;
@@ -37,6 +45,7 @@ struct Nfa {
   // is empty: the state belongs to its own rule's body). For explanations (rule stacks).
   std::vector<uint32_t> state_chain;
   std::vector<std::vector<RuleId>> chains{{}};
+  std::vector<NfaPeriod> periods;  // repetitions of at least two copies
 };
 
 // A character class or "." as a small acyclic byte automaton (see Shape).
@@ -85,6 +94,7 @@ class ShapeCache {
 struct RulePlan {
   std::vector<uint8_t> inlinable;  // per rule: expand references in place (rule_facts.h)
   std::vector<uint32_t> depth;     // per rule: AST depth of the body
+  std::vector<uint32_t> recursion;  // per rule: RuleFacts::recursion
   mutable ShapeCache shapes;  // filled as rules are built
 };
 
@@ -121,6 +131,10 @@ class NfaBuilder {
   StateId BuildRepeat(const Node& node, StateId in, uint32_t depth);
   StateId BuildStar(NodeId child, StateId in, uint32_t depth);
   StateId BuildPlus(NodeId child, StateId in, uint32_t depth);
+  static constexpr StateId kNoExit = UINT32_MAX;
+  // `copies` copies of `child` from `in`, one after the other; the last one's end.
+  StateId BuildCopies(NodeId child, StateId in, uint32_t copies, uint32_t depth,
+                      StateId exit = kNoExit);
 
   const Grammar& grammar_;
   AutomatonLimits limits_;

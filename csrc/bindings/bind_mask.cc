@@ -26,6 +26,7 @@
 #include "gbnf_sampler/compiled_grammar.h"
 #include "gbnf_sampler/token_matcher.h"
 #include "mask/draft_plan.h"
+#include "mask/state_key.h"
 #include "mask/mask_cache.h"
 #include "mask/precompute_order.h"
 #include "mask/thread_pool.h"
@@ -207,6 +208,22 @@ void BindMask(py::module_& m) {
            py::arg("helpers"), py::arg("rescuers"))
       .def("_state_key", &StateKeyForTest, py::arg("state"), py::arg("level"))
       .def("_stored_state_key", &StoredStateKeyForTest, py::arg("state"))
+      .def("_twin_below",
+           [](const CompiledGrammar& c, StateId state, uint32_t radius) {
+             if (state >= c.automaton().num_states()) {
+               throw py::value_error("state out of range");
+             }
+             return c.automaton().TwinBelow(state, radius);
+           },
+           py::arg("state"), py::arg("radius"))
+      .def_property_readonly("_key_radii", [](const CompiledGrammar& c) {
+        const size_t longest = c.vocab().max_token_length();
+        std::vector<uint32_t> radii;
+        for (int l = 0; l <= detail::TopKeyLevel(longest); ++l) {
+          radii.push_back(detail::KeyRadius(l, longest));
+        }
+        return radii;
+      })
       .def_property_readonly("num_states", [](const CompiledGrammar& c) {
         c.automaton().BuildAll();  // the whole automaton's states
         return c.automaton().num_states();

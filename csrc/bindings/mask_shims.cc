@@ -33,6 +33,7 @@ py::dict CacheStatsDict(const CompiledGrammar& compiled) {
   d["masks_filled_ahead"] = s.masks_filled_ahead;
   d["shared"] = s.shared;
   d["loaded"] = s.loaded;
+  d["twins"] = s.twins;
   d["bytes"] = s.bytes;
   d["shared_bytes"] = s.shared_bytes;
   d["mapped_bytes"] = s.mapped_bytes;

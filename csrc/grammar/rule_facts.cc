@@ -9,7 +9,7 @@ namespace gbnf::detail {
 namespace {
 
 constexpr uint32_t kCostCap = 1u << 30;
-constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint32_t kNone = kNotRecursive;
 
 uint32_t AddCost(uint32_t a, uint32_t b) { return std::min<uint64_t>(kCostCap, uint64_t{a} + b); }
 uint32_t MulCost(uint32_t a, uint32_t b) { return std::min<uint64_t>(kCostCap, uint64_t{a} * b); }
@@ -132,6 +132,7 @@ class RuleAnalysis {
   RuleFacts Run(RuleId root) {
     VisitComponents();
     if (root != kNoRoot) MarkReachable(root);
+    facts_.recursion = std::move(component_);
     return std::move(facts_);
   }
 

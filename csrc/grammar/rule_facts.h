@@ -44,7 +44,12 @@ struct RuleFacts {
   // generation reaches it. Saturates at kSizeCap.
   std::vector<uint64_t> min_size;
   std::vector<uint8_t> reachable;  // per rule: reached from the root through references
+  // Per rule of a recursive component (rules that reach each other): the component's first
+  // member; kNotRecursive for the others.
+  std::vector<uint32_t> recursion;
 };
+
+inline constexpr uint32_t kNotRecursive = UINT32_MAX;
 
 inline constexpr uint64_t kSizeCap = uint64_t{1} << 62;
 

@@ -28,6 +28,8 @@ CacheCore::CacheCore(std::shared_ptr<const Automaton> automaton,
       vocab_(std::move(vocab)),
       max_state_size_(max_state_size),
       cancelled_(std::make_shared<std::atomic<bool>>(false)) {
+  const size_t longest = vocab_->max_token_length();
+  twin_radius_ = KeyRadius(TopKeyLevel(longest), longest);
 }
 
 CacheCore::~CacheCore() {
@@ -41,7 +43,8 @@ bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, En
   std::lock_guard<std::mutex> lock(mutex_);
   jobs_.erase(state);
   if (IsPublished(state)) return false;
-  const size_t owned = mask->MemoryBytes();
+  // A twin's entry is its twin's: held, and counted, once.
+  const size_t owned = origin == EntryOrigin::kTwin ? 0 : mask->MemoryBytes();
   ++stats_.filled;
   stats_.bytes += owned + mapped_bytes;
   if (in_shared) stats_.shared_bytes += owned;
@@ -65,11 +68,14 @@ bool CacheCore::Publish(StateId state, std::shared_ptr<const StateMask> mask, En
     case EntryOrigin::kLoaded:
       ++stats_.loaded;
       break;
+    case EntryOrigin::kTwin:
+      ++stats_.twins;
+      break;
     case EntryOrigin::kNone:
       break;
   }
   const StateMask* entry = mask.get();
-  owners_.emplace(state, std::move(mask));
+  if (origin != EntryOrigin::kTwin) owners_.emplace(state, std::move(mask));
   published_.Ensure(state).store(entry, std::memory_order_release);
   return true;
 }
@@ -96,6 +102,7 @@ bool CacheCore::TryShared(StateId state) {
     if ((held >> level & 1) != 0) {
       if (std::shared_ptr<const StateMask> hit =
               shared.Find(*vocab_, max_state_size_, writer.key())) {
+        SetReach(state, level);
         Publish(state, std::move(hit), EntryOrigin::kShared, true, 0);
         return true;
       }
@@ -121,6 +128,7 @@ std::shared_ptr<const StateMask> CacheCore::Share(StateId state,
                         &key)) {
     return mask;
   }
+  SetReach(state, key.level);
   *shared = true;
   return cache.Insert(vocab_, max_state_size_, key, std::move(mask));
 }
@@ -157,9 +165,36 @@ void CacheCore::DropJob(StateId state, const std::shared_ptr<ClassifyJob>& job) 
   if (it != jobs_.end() && it->second == job) jobs_.erase(it);
 }
 
+void CacheCore::SetReach(StateId state, int level) {
+  const size_t longest = vocab_->max_token_length();
+  reach_.Ensure(state).store(1 + KeyRadius(level, longest), std::memory_order_relaxed);
+}
+
+bool CacheCore::TryTwin(StateId state, bool fill) {
+  const StateId twin = automaton_->TwinBelow(state, twin_radius_);
+  if (twin == state) return false;
+  if (fill) {
+    Fill(twin);
+  } else if (!IsPublished(twin)) {
+    return false;
+  }
+  // The twin's classification read within twin_radius_ bytes when it has a reach at all (the
+  // ladder's radii go no further), and the two states agree that far.
+  const std::atomic<uint32_t>* reach = reach_.Find(twin);
+  const uint32_t r = reach == nullptr ? 0 : reach->load(std::memory_order_relaxed);
+  const StateMask* entry = FilledMaskOf(twin);
+  if (r == 0 || entry == nullptr) return false;
+  reach_.Ensure(state).store(r, std::memory_order_relaxed);
+  // Not owned: the twin's owner holds the entry as long as the cache lives.
+  Publish(state, std::shared_ptr<const StateMask>(std::shared_ptr<const StateMask>(), entry),
+          EntryOrigin::kTwin, false, 0);
+  return true;
+}
+
 const StateMask& CacheCore::Fill(StateId state) {
   for (;;) {
     if (const StateMask* m = FilledMaskOf(state)) return *m;
+    if (TryTwin(state, true)) continue;
     if (TryShared(state)) continue;
     bool owner = false;
     std::shared_ptr<ClassifyJob> job = StartJob(state, EntryOrigin::kClassified, &owner);
@@ -195,6 +230,12 @@ void CacheCore::RunPrefetch(StateId state) {
   if (cancelled_->load(std::memory_order_relaxed) || IsPublished(state)) return;
   // Best effort, as a plan step: the fill that needs the state reports what went wrong.
   try {
+    const StateId twin = automaton_->TwinBelow(state, twin_radius_);
+    if (twin != state) {
+      if (!IsPublished(twin)) RunPrefetch(twin);
+      TryTwin(state, false);
+      return;
+    }
     if (TryShared(state)) return;
     bool owner = false;
     std::shared_ptr<ClassifyJob> job = StartJob(state, EntryOrigin::kPrefetched, &owner);
@@ -233,7 +274,10 @@ bool CacheCore::RunPlanStep() {
       plan_over_.store(true, std::memory_order_relaxed);
       return false;
     }
-    const StateId state = plan_[i];
+    const StateId planned = plan_[i];
+    if (IsPublished(planned) || TryTwin(planned, false)) continue;
+    // A state with a twin whose entry is not there yet: the twin is classified in its place.
+    const StateId state = automaton_->TwinBelow(planned, twin_radius_);
     if (IsPublished(state)) continue;
     if (TryShared(state)) return true;
     bool owner = false;

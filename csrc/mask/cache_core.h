@@ -31,7 +31,15 @@
 
 namespace gbnf::detail {
 
-enum class EntryOrigin : uint8_t { kNone, kClassified, kBackground, kPrefetched, kShared, kLoaded };
+enum class EntryOrigin : uint8_t {
+  kNone,
+  kClassified,
+  kBackground,
+  kPrefetched,
+  kShared,
+  kLoaded,
+  kTwin,
+};
 
 // States a key may span before a state is classified on its own (state_key.h).
 inline constexpr size_t kMaxKeyStates = 4096;
@@ -83,6 +91,11 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   bool Publish(StateId state, std::shared_ptr<const StateMask> mask, EntryOrigin origin,
                bool in_shared, size_t mapped_bytes);
   bool TryShared(StateId state);
+  // Fills `state` with the entry of its twin in an earlier copy of a repetition
+  // (Automaton::TwinBelow), filling the twin first when `fill`; false when it has none, or the
+  // twin's entry is not there (and not `fill`) or says nothing of how far its walk read.
+  bool TryTwin(StateId state, bool fill);
+  void SetReach(StateId state, int level);
   std::shared_ptr<ClassifyJob> StartJob(StateId state, EntryOrigin origin, bool* owner);
   // Stores a classification of `state` in the shared cache under its key; the stored one.
   std::shared_ptr<const StateMask> Share(StateId state, std::shared_ptr<const StateMask> mask,
@@ -101,6 +114,9 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   SegmentedTable<std::atomic<const StateMask*>> published_;
   SegmentedTable<std::atomic<uint8_t>> unkeyed_;  // 1: the state has no shared key
   SegmentedTable<std::atomic<uint8_t>> prefetch_queued_;  // 1: Prefetch queued the state once
+  // Per filled state: 1 + the key-ladder radius its classification read within (0: unknown).
+  SegmentedTable<std::atomic<uint32_t>> reach_;
+  uint32_t twin_radius_ = 0;  // the ladder's largest radius: no walk reads further
   bool prefetch_ = false;
   std::atomic<size_t> masks_filled_ahead_{0};
 

@@ -88,6 +88,7 @@ class CacheStats:
     masks_filled_ahead: int  # fills that took a whole mask a worker filled after the accept
     shared: int  # entries taken from the shared cache
     loaded: int  # entries loaded from a cache file
+    twins: int  # entries taken from the same place of an earlier copy of a repetition
     bytes: int  # memory of the filled entries
     shared_bytes: int  # ... of which also held by the shared cache
     mapped_bytes: int  # ... of which in a memory-mapped cache file

@@ -123,6 +123,16 @@ class Automaton {
     const StateRecord& r = Record(s);
     return {r.tokens, r.tokens + r.num_tokens};
   }
+  // The state whose mask `s` may take: `s` stepped down the copies of a repetition while each
+  // step's two states agree within `radius` bytes (equal state keys of that radius: the same
+  // classification where it reads no further); `s` itself when it has no such twin.
+  StateId TwinBelow(StateId s, uint32_t radius) const {
+    for (;;) {
+      const StateRecord& r = Record(s);
+      if (r.twin_period == 0 || r.twin_agree < radius) return s;
+      s -= r.twin_period;
+    }
+  }
   // The rules expanded in place (inlined) around state s, outermost first: the rule stack inside
   // the state's own rule. Empty for most states. For explanations.
   const std::vector<RuleId>& InlinedRules(StateId s) const;
@@ -139,6 +149,8 @@ class Automaton {
     uint32_t num_tokens : 30;
     uint32_t final : 2;  // 0: not final, 1: final, 2: final without edges
     RuleId rule = 0;
+    uint32_t twin_period = 0;  // states back to this state's twin in the previous copy, or 0
+    uint32_t twin_agree = 0;   // bytes within which the two agree
   };
   static constexpr StateId kUnbuilt = UINT32_MAX;
 

@@ -42,6 +42,7 @@ struct MaskCacheStats {
   size_t masks_filled_ahead = 0;  // fills that took a whole mask a worker filled (prefetch)
   size_t shared = 0;         // entries taken from the shared cache (another state's walk)
   size_t loaded = 0;         // entries loaded from a cache file
+  size_t twins = 0;          // entries taken from a twin in an earlier copy of a repetition
   size_t bytes = 0;          // memory of the filled entries
   size_t shared_bytes = 0;   //   of which also held by the shared cache
   size_t mapped_bytes = 0;   //   of which in a memory-mapped cache file
