@@ -198,3 +198,21 @@ def test_a_json_string_with_max_length_replays_exactly_through_twins() -> None:
     m = replay(compiled, tokens, exact_every=7)
     assert m.can_terminate()
     assert compiled.stats().twins > 0
+
+
+def test_a_very_long_count_takes_the_nearest_filled_twin() -> None:
+    # 100,000 copies: each position takes the entry of the position filled just before it
+    # (stepping down one copy), not a walk down to the first copy; masks stay exact.
+    vocab = VOCABS["long"]
+    compiled = compiled_of('root ::= "<" [a-z]{0,100000} ">"', vocab)
+    m = gs.Matcher(compiled)
+    tokens = [vocab.tokens().index(b"<")] + [vocab.tokens().index(b"b")] * 3000
+    for i, tid in enumerate(tokens):
+        if i % 500 == 0:
+            assert_masks_exact(m, compiled.vocab_size)
+        else:
+            assert tid in mask_of(m, compiled.vocab_size)
+        assert m.accept_token(tid)
+    stats = compiled.stats()
+    assert stats.twins >= len(tokens) - 10
+    assert stats.classified < 10

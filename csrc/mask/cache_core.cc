@@ -170,8 +170,18 @@ void CacheCore::SetReach(StateId state, int level) {
   reach_.Ensure(state).store(1 + KeyRadius(level, longest), std::memory_order_relaxed);
 }
 
+StateId CacheCore::TwinFor(StateId state) const {
+  StateId s = state;
+  for (StateId below = automaton_->TwinOf(s, twin_radius_); below != s;
+       below = automaton_->TwinOf(s, twin_radius_)) {
+    if (IsPublished(below)) return below;
+    s = below;
+  }
+  return s;
+}
+
 bool CacheCore::TryTwin(StateId state, bool fill) {
-  const StateId twin = automaton_->TwinBelow(state, twin_radius_);
+  const StateId twin = TwinFor(state);
   if (twin == state) return false;
   if (fill) {
     Fill(twin);
@@ -230,7 +240,7 @@ void CacheCore::RunPrefetch(StateId state) {
   if (cancelled_->load(std::memory_order_relaxed) || IsPublished(state)) return;
   // Best effort, as a plan step: the fill that needs the state reports what went wrong.
   try {
-    const StateId twin = automaton_->TwinBelow(state, twin_radius_);
+    const StateId twin = TwinFor(state);
     if (twin != state) {
       if (!IsPublished(twin)) RunPrefetch(twin);
       TryTwin(state, false);
@@ -277,7 +287,7 @@ bool CacheCore::RunPlanStep() {
     const StateId planned = plan_[i];
     if (IsPublished(planned) || TryTwin(planned, false)) continue;
     // A state with a twin whose entry is not there yet: the twin is classified in its place.
-    const StateId state = automaton_->TwinBelow(planned, twin_radius_);
+    const StateId state = TwinFor(planned);
     if (IsPublished(state)) continue;
     if (TryShared(state)) return true;
     bool owner = false;

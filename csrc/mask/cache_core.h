@@ -95,6 +95,9 @@ class CacheCore : public BackgroundPlan, public std::enable_shared_from_this<Cac
   // (Automaton::TwinBelow), filling the twin first when `fill`; false when it has none, or the
   // twin's entry is not there (and not `fill`) or says nothing of how far its walk read.
   bool TryTwin(StateId state, bool fill);
+  // The twin `state` takes its entry from: the nearest one below whose entry is there (a walk
+  // as long as the text moved since), else the lowest; `state` itself when it has none.
+  StateId TwinFor(StateId state) const;
   void SetReach(StateId state, int level);
   std::shared_ptr<ClassifyJob> StartJob(StateId state, EntryOrigin origin, bool* owner);
   // Stores a classification of `state` in the shared cache under its key; the stored one.

@@ -127,11 +127,13 @@ class Automaton {
   // step's two states agree within `radius` bytes (equal state keys of that radius: the same
   // classification where it reads no further); `s` itself when it has no such twin.
   StateId TwinBelow(StateId s, uint32_t radius) const {
-    for (;;) {
-      const StateRecord& r = Record(s);
-      if (r.twin_period == 0 || r.twin_agree < radius) return s;
-      s -= r.twin_period;
-    }
+    for (StateId below = TwinOf(s, radius); below != s; below = TwinOf(s, radius)) s = below;
+    return s;
+  }
+  // One step of TwinBelow: the twin one copy down, or `s`.
+  StateId TwinOf(StateId s, uint32_t radius) const {
+    const StateRecord& r = Record(s);
+    return r.twin_period == 0 || r.twin_agree < radius ? s : s - r.twin_period;
   }
   // The rules expanded in place (inlined) around state s, outermost first: the rule stack inside
   // the state's own rule. Empty for most states. For explanations.
