@@ -55,8 +55,13 @@ class TwinFinder {
   StateId Image(StateId s) const {
     return s < lo_ || s >= hi_ ? s : s < last_ ? s + period_ : kUnknown;
   }
-  bool CopyMaps(uint32_t copy);
-  bool StateMaps(StateId s);
+  bool RangeMaps(StateId s, uint32_t count);
+  // Whether a call of `callee` may lead back to this rule's start (when the facts say nothing,
+  // it may).
+  bool CallsBack(RuleId callee) const {
+    return callee >= recursion_.size() || rule_ >= recursion_.size() ||
+           (recursion_[callee] != detail::kNotRecursive && recursion_[callee] == recursion_[rule_]);
+  }
   void NoteOutside(StateId target);
   void SearchOutside();
   uint32_t Relaxed(StateId s, uint32_t d) const;
@@ -68,12 +73,6 @@ class TwinFinder {
   const AssembledRule& a_;
   StateId lo_, hi_, last_;
   uint32_t period_;
-  // Whether a call of `callee` may lead back to this rule's start (when the facts say nothing,
-  // it may).
-  bool CallsBack(RuleId callee) const {
-    return callee >= recursion_.size() || rule_ >= recursion_.size() ||
-           (recursion_[callee] != detail::kNotRecursive && recursion_[callee] == recursion_[rule_]);
-  }
   const std::vector<uint32_t>& recursion_;
   RuleId rule_;
   std::vector<uint32_t>& slot_;   // per state outside the copies: its index in outside_
@@ -89,59 +88,34 @@ void TwinFinder::NoteOutside(StateId s) {
   outside_.push_back(s);
 }
 
-// Copy `copy` against the next: the same CSR shape, final kinds and edges, targets imaged.
-bool TwinFinder::CopyMaps(uint32_t copy) {
-  const StateId s0 = lo_ + copy * period_;
-  const StateId t0 = s0 + period_;
-  const uint32_t bs = a_.byte_begin[s0], bt = a_.byte_begin[t0];
-  const uint32_t cs = a_.call_begin[s0], ct = a_.call_begin[t0];
-  for (uint32_t k = 1; k <= period_; ++k) {
-    if (a_.byte_begin[s0 + k] - bs != a_.byte_begin[t0 + k] - bt ||
-        a_.call_begin[s0 + k] - cs != a_.call_begin[t0 + k] - ct ||
-        a_.final[s0 + k - 1] != a_.final[t0 + k - 1]) {
+// States [s, s + count) against the same states one copy further: the same CSR shape, final
+// kinds and edges, targets imaged. Notes the targets outside the copies on the way (a state
+// that fails may add a few: they are only searched).
+bool TwinFinder::RangeMaps(StateId s, uint32_t count) {
+  const StateId t = s + period_;
+  const uint32_t bs = a_.byte_begin[s], bt = a_.byte_begin[t];
+  const uint32_t cs = a_.call_begin[s], ct = a_.call_begin[t];
+  for (uint32_t k = 1; k <= count; ++k) {
+    if (a_.byte_begin[s + k] - bs != a_.byte_begin[t + k] - bt ||
+        a_.call_begin[s + k] - cs != a_.call_begin[t + k] - ct ||
+        a_.final[s + k - 1] != a_.final[t + k - 1]) {
       return false;
     }
   }
-  const uint32_t nb = a_.byte_begin[t0] - bs;
+  const uint32_t nb = a_.byte_begin[s + count] - bs;
   for (uint32_t i = 0; i < nb; ++i) {
     const ByteEdge& e = a_.bytes[bs + i];
     const ByteEdge& f = a_.bytes[bt + i];
     if (e.lo != f.lo || e.hi != f.hi || Image(e.target) != f.target) return false;
     NoteOutside(e.target);
   }
-  const uint32_t nc = a_.call_begin[t0] - cs;
+  const uint32_t nc = a_.call_begin[s + count] - cs;
   for (uint32_t i = 0; i < nc; ++i) {
     const CallEdge& e = a_.calls[cs + i];
     const CallEdge& f = a_.calls[ct + i];
     if (e.rule != f.rule || Image(e.target) != f.target) return false;
     NoteOutside(e.target);
     if (CallsBack(e.rule)) NoteOutside(0);
-  }
-  return true;
-}
-
-bool TwinFinder::StateMaps(StateId s) {
-  const StateId t = s + period_;
-  const uint32_t b = a_.byte_begin[s], nb = a_.byte_begin[s + 1] - b, tb = a_.byte_begin[t];
-  const uint32_t c = a_.call_begin[s], nc = a_.call_begin[s + 1] - c, tc = a_.call_begin[t];
-  if (a_.final[s] != a_.final[t] || nb != a_.byte_begin[t + 1] - tb ||
-      nc != a_.call_begin[t + 1] - tc) {
-    return false;
-  }
-  for (uint32_t i = 0; i < nb; ++i) {
-    const ByteEdge& e = a_.bytes[b + i];
-    const ByteEdge& f = a_.bytes[tb + i];
-    if (e.lo != f.lo || e.hi != f.hi || Image(e.target) != f.target) return false;
-  }
-  for (uint32_t i = 0; i < nc; ++i) {
-    const CallEdge& e = a_.calls[c + i];
-    const CallEdge& f = a_.calls[tc + i];
-    if (e.rule != f.rule || Image(e.target) != f.target) return false;
-  }
-  for (uint32_t i = 0; i < nb; ++i) NoteOutside(a_.bytes[b + i].target);
-  for (uint32_t i = 0; i < nc; ++i) {
-    NoteOutside(a_.calls[c + i].target);
-    if (CallsBack(a_.calls[c + i].rule)) NoteOutside(0);
   }
   return true;
 }
@@ -258,10 +232,10 @@ void TwinFinder::Run(std::vector<uint32_t>* twin_period, std::vector<uint32_t>* 
   dist_.assign(last_ - lo_, kUnknown);
   maps_.assign(copies, 0);
   for (uint32_t c = 0; c < copies; ++c) {
-    maps_[c] = CopyMaps(c) ? 1 : 0;
+    maps_[c] = RangeMaps(lo_ + c * period_, period_) ? 1 : 0;
     if (maps_[c]) continue;
     for (StateId s = lo_ + c * period_; s < lo_ + (c + 1) * period_; ++s) {
-      if (!StateMaps(s)) dist_[s - lo_] = 0;
+      if (!RangeMaps(s, 1)) dist_[s - lo_] = 0;
     }
   }
   SearchOutside();
