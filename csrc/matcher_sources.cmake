@@ -5,6 +5,7 @@ set(GBNF_MATCHER_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/automaton/automaton.cc
   ${CMAKE_CURRENT_LIST_DIR}/automaton/liveness.cc
   ${CMAKE_CURRENT_LIST_DIR}/automaton/period_twins.cc
+  ${CMAKE_CURRENT_LIST_DIR}/automaton/shifted_copies.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/step_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/gss.cc
   ${CMAKE_CURRENT_LIST_DIR}/matcher/json_canonical.cc

@@ -98,6 +98,15 @@ CASES: list[tuple[str, list[S], list[S], list[S]]] = [
     ('root ::= a # comment\r\na ::= "x" |\r\n  "y"\r\n', ["x", "y"], [""], ["xy", "\r"]),
     ('root ::= "a\\r\\n"', ["a\r\n"], ["a", "a\r"], ["a\n"]),
     ("root ::= [\\r\\n]+", ["\r\n", "\n", "\r\r"], [""], [" "]),
+    # Dead-state pruning (liveness.cc): each copy of a class of two-byte characters ends in a
+    # state built before its continuation byte's, so sweeps settle one copy at a time and the
+    # search over reversed edges finishes them; no state that leads on may be pruned.
+    (
+        'root ::= [\u0100-\u024f]{6} "!"',
+        ["ĀĀĀĀĀĀ!", "ĀāɏȀĀĀ!"],
+        ["", "Ā", b"\xc4", "ĀĀĀĀĀ", "ĀĀĀĀĀĀ", "Ā" * 5 + "\u024f"],
+        ["a", "é", "ĀĀĀĀĀĀ?", "ĀĀĀĀĀĀ!!", "ĀĀĀĀĀĀĀ", b"\xc4\xc4"],
+    ),
 ]
 
 

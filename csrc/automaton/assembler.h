@@ -23,6 +23,7 @@ struct AssembledRule {
   // Per state (empty when the rule has no twins): the states per copy between the state and its
   // twin one copy earlier (0: none), and how far their futures agree (period_twins.cc).
   std::vector<uint32_t> twin_period, twin_agree;
+  size_t shifted_states = 0;  // emitted by shifting the state one copy earlier (for tests)
   size_t num_states() const { return final.size(); }
   size_t num_edges() const { return bytes.size() + calls.size() + tokens.size(); }
 };
@@ -42,13 +43,36 @@ class AutomatonAssembler {
   void Run(const std::vector<uint32_t>& recursion, RuleId rule);
 
  private:
+  // A shifted repetition's copies (NfaPeriod::shifted) that may be emitted by shifting the
+  // copy before: `copies` copies of `per_copy` NFA states from `lo`, and `fsm_per_copy` FSM
+  // states each. What the closures of copy 1 reached (copy indices) says how far that holds.
+  struct CopyPlan {
+    StateId lo = 0;
+    StateId per_copy = 0;
+    uint32_t copies = 0;
+    StateId fsm_per_copy = 0;
+    uint32_t lowest = UINT32_MAX;  // the lowest copy a closure of copy 1 reached
+    uint32_t visited = 0;          // the highest copy a closure of copy 1 went through
+    uint32_t targets = 0;          // the highest copy an edge of copy 1's states leads to
+    bool entered = false;          // a closure went into the copies from outside them
+    bool Holds(StateId s) const { return s >= lo && s - lo < StateId{copies} * per_copy; }
+    uint32_t CopyOf(StateId s) const { return (s - lo) / per_copy; }
+    void Note(StateId from, StateId to, bool consumes);
+    uint32_t LastShifted() const;  // the last copy emitted by shifting (< 2: none)
+  };
   void IndexNfa();
   void NumberStates();
+  std::vector<CopyPlan> PlanCopies() const;
+  void EmitStates();
+  template <bool kWatch>
   void EmitState(StateId nfa_state);
+  // The edges of FSM state `from`, targets in [lo, hi) moved up by `shift`, as the next state.
+  void EmitShifted(StateId from, StateId lo, StateId hi, StateId shift);
   void FinishState(size_t byte_first);
   void PruneDeadStates();  // liveness.cc
   void CheckSize() const;
   std::vector<uint8_t> LiveStates() const;  // liveness.cc
+  void FinishLiveStates(std::vector<uint8_t>* live) const;
   void SetFinalKinds();
   void FindPeriodTwins(const std::vector<uint32_t>& recursion, RuleId rule);  // period_twins.cc
 
@@ -66,6 +90,16 @@ class AutomatonAssembler {
   uint32_t epoch_ = 0;
   std::vector<StateId> stack_;
   bool final_ = false;
+  CopyPlan* watch_ = nullptr;  // EmitState<true> notes what it reaches there
+  // Per repetition emitted by shifting: its first NFA state, its FSM states per copy and the
+  // last copy shifted (copies 2 .. last were shifted from the one before: FindPeriodTwins
+  // need not compare them).
+  struct ShiftedCopies {
+    StateId nfa_lo = 0;
+    StateId fsm_per_copy = 0;
+    uint32_t last = 0;
+  };
+  std::vector<ShiftedCopies> shifted_copies_;
   static constexpr StateId kNone = UINT32_MAX;
 };
 

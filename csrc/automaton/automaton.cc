@@ -26,7 +26,7 @@ void AutomatonAssembler::Run(const std::vector<uint32_t>& recursion, RuleId rule
   }
   a_.final.reserve(important_.size());
   a_.bytes.reserve(nfa_.edges.size());
-  for (StateId s : important_) EmitState(s);
+  EmitStates();
   CheckSize();
   if (nfa_.chains.size() > 1) {
     a_.chains = nfa_.chains;
@@ -66,19 +66,53 @@ void AutomatonAssembler::NumberStates() {
   stamp_.assign(nfa_.num_states, 0);
 }
 
+// States in order; the copies of a shifted repetition past its second take the edges of the
+// state one copy earlier, shifted (shifted_copies.cc says how far that holds), instead of a
+// closure each.
+void AutomatonAssembler::EmitStates() {
+  std::vector<CopyPlan> plans = PlanCopies();
+  const auto fsm_state = [&](StateId nfa_state) {
+    return static_cast<StateId>(
+        std::lower_bound(important_.begin(), important_.end(), nfa_state) - important_.begin());
+  };
+  StateId f = 0;
+  for (CopyPlan& plan : plans) {
+    const StateId copy1 = fsm_state(plan.lo + plan.per_copy);
+    const StateId copy2 = copy1 + plan.fsm_per_copy;
+    for (; f < copy1; ++f) EmitState<false>(important_[f]);
+    watch_ = &plan;
+    for (; f < copy2; ++f) EmitState<true>(important_[f]);
+    watch_ = nullptr;
+    const StateId end = fsm_state(plan.lo + plan.copies * plan.per_copy);
+    for (uint32_t copy = 2; copy <= plan.LastShifted(); ++copy) {
+      for (StateId k = 0; k < plan.fsm_per_copy; ++k, ++f) {
+        EmitShifted(f - plan.fsm_per_copy, copy1, end, plan.fsm_per_copy);
+      }
+      a_.shifted_states += plan.fsm_per_copy;
+    }
+    if (plan.LastShifted() >= 2) {
+      shifted_copies_.push_back({plan.lo, plan.fsm_per_copy, plan.LastShifted()});
+    }
+  }
+  for (; f < important_.size(); ++f) EmitState<false>(important_[f]);
+}
+
 // The new state's edges are the consuming edges of every NFA state in its epsilon closure.
+template <bool kWatch>
 void AutomatonAssembler::EmitState(StateId nfa_state) {
   ++epoch_;
   final_ = false;
   size_t byte_first = a_.bytes.size();
   stack_.assign(1, nfa_state);
   stamp_[nfa_state] = epoch_;
+  if (kWatch) watch_->Note(nfa_state, nfa_state, false);
   while (!stack_.empty()) {
     StateId s = stack_.back();
     stack_.pop_back();
     if (nfa_final_[s]) final_ = true;
     for (uint32_t k = out_begin_[s]; k < out_begin_[s + 1]; ++k) {
       const detail::NfaEdge& e = nfa_.edges[out_edges_[k]];
+      if (kWatch) watch_->Note(s, e.target, e.kind != detail::NfaEdgeKind::kEpsilon);
       switch (e.kind) {
         case detail::NfaEdgeKind::kEpsilon:
           if (stamp_[e.target] != epoch_) {
@@ -99,6 +133,30 @@ void AutomatonAssembler::EmitState(StateId nfa_state) {
     }
   }
   FinishState(byte_first);
+}
+
+void AutomatonAssembler::EmitShifted(StateId from, StateId lo, StateId hi, StateId shift) {
+  const auto moved = [&](StateId t) { return t >= lo && t < hi ? t + shift : t; };
+  for (uint32_t k = a_.byte_begin[from]; k < a_.byte_begin[from + 1]; ++k) {
+    ByteEdge e = a_.bytes[k];
+    e.target = moved(e.target);
+    a_.bytes.push_back(e);
+  }
+  for (uint32_t k = a_.call_begin[from]; k < a_.call_begin[from + 1]; ++k) {
+    CallEdge e = a_.calls[k];
+    e.target = moved(e.target);
+    a_.calls.push_back(e);
+  }
+  for (uint32_t k = a_.token_begin[from]; k < a_.token_begin[from + 1]; ++k) {
+    TokenEdge e = a_.tokens[k];
+    e.target = moved(e.target);
+    a_.tokens.push_back(e);
+  }
+  a_.byte_begin.push_back(static_cast<uint32_t>(a_.bytes.size()));
+  a_.call_begin.push_back(static_cast<uint32_t>(a_.calls.size()));
+  a_.token_begin.push_back(static_cast<uint32_t>(a_.tokens.size()));
+  a_.final.push_back(a_.final[from]);
+  CheckSize();
 }
 
 // Sorts the state's byte edges by range start (merging adjacent ranges to one target) and

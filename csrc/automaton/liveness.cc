@@ -3,6 +3,7 @@
 // derive some string; Automaton computes them on the grammar). Edges into dead states and calls
 // of unproductive rules are removed, so every item the matcher keeps can still complete, and
 // "the item set is non-empty" means "the input is a viable prefix".
+#include <algorithm>
 #include <vector>
 
 #include "automaton/assembler.h"
@@ -29,7 +30,45 @@ void FilterEdges(std::vector<T>* edges, std::vector<uint32_t>* begin, Keep keep)
 
 }  // namespace
 
+// Most edges lead to later states (the NFA builds forward), so sweeps from the last state to the
+// first settle most rules in one sweep and see no change in the next; a rule still changing
+// after kSweeps sweeps is finished by a search over its reversed edges. Each state made live has
+// an edge to a live state (or is final), and a sweep that changes nothing leaves no state that
+// could be added: the live set is then exactly the states that reach a final one.
 std::vector<uint8_t> AutomatonAssembler::LiveStates() const {
+  constexpr int kSweeps = 3;
+  const size_t n = a_.num_states();
+  std::vector<uint8_t> live(n, 0);
+  const auto reaches_live = [&](StateId s) {
+    if (a_.final[s]) return true;
+    for (uint32_t i = a_.byte_begin[s]; i < a_.byte_begin[s + 1]; ++i) {
+      if (live[a_.bytes[i].target]) return true;
+    }
+    for (uint32_t i = a_.token_begin[s]; i < a_.token_begin[s + 1]; ++i) {
+      if (live[a_.tokens[i].target]) return true;
+    }
+    for (uint32_t i = a_.call_begin[s]; i < a_.call_begin[s + 1]; ++i) {
+      if (productive_[a_.calls[i].rule] && live[a_.calls[i].target]) return true;
+    }
+    return false;
+  };
+  for (int sweep = 0; sweep < kSweeps; ++sweep) {
+    bool changed = false;
+    for (size_t s = n; s-- > 0;) {
+      if (!live[s] && reaches_live(static_cast<StateId>(s))) {
+        live[s] = 1;
+        changed = true;
+      }
+    }
+    if (!changed) return live;
+  }
+  FinishLiveStates(&live);
+  return live;
+}
+
+// The search over reversed edges, from the states known to be live.
+void AutomatonAssembler::FinishLiveStates(std::vector<uint8_t>* live_states) const {
+  std::vector<uint8_t>& live = *live_states;
   const size_t n = a_.num_states();
   std::vector<uint32_t> rev_begin(n + 1, 0);
   std::vector<StateId> rev;
@@ -50,13 +89,9 @@ std::vector<uint8_t> AutomatonAssembler::LiveStates() const {
   std::vector<uint32_t> fill(rev_begin.begin(), rev_begin.end() - 1);
   for_each_edge([&](StateId t, StateId s) { rev[fill[t]++] = s; });
 
-  std::vector<uint8_t> live(n, 0);
   std::vector<StateId> work;
   for (StateId s = 0; s < n; ++s) {
-    if (a_.final[s]) {
-      live[s] = 1;
-      work.push_back(s);
-    }
+    if (live[s]) work.push_back(s);
   }
   while (!work.empty()) {
     const StateId t = work.back();
@@ -68,15 +103,16 @@ std::vector<uint8_t> AutomatonAssembler::LiveStates() const {
       }
     }
   }
-  return live;
 }
 
 void AutomatonAssembler::PruneDeadStates() {
   std::vector<uint8_t> live = LiveStates();
-  FilterEdges(&a_.bytes, &a_.byte_begin,
-              [&](StateId s, const ByteEdge& e) { return live[s] && live[e.target]; });
-  FilterEdges(&a_.tokens, &a_.token_begin,
-              [&](StateId s, const TokenEdge& e) { return live[s] && live[e.target]; });
+  if (std::find(live.begin(), live.end(), 0) != live.end()) {
+    FilterEdges(&a_.bytes, &a_.byte_begin,
+                [&](StateId s, const ByteEdge& e) { return live[s] && live[e.target]; });
+    FilterEdges(&a_.tokens, &a_.token_begin,
+                [&](StateId s, const TokenEdge& e) { return live[s] && live[e.target]; });
+  }
   FilterEdges(&a_.calls, &a_.call_begin, [&](StateId s, const CallEdge& e) {
     return live[s] && live[e.target] && productive_[e.rule];
   });

@@ -8,15 +8,15 @@
 namespace gbnf::detail {
 
 Nfa BuildRuleNfa(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,
-                 RuleId rule, size_t budget) {
-  NfaBuilder builder(grammar, limits, plan, budget);
+                 RuleId rule, size_t budget, bool replicate) {
+  NfaBuilder builder(grammar, limits, plan, budget, replicate);
   builder.BuildRule(rule);
   return builder.Finish();
 }
 
 NfaBuilder::NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,
-                       size_t budget)
-    : grammar_(grammar), limits_(limits), plan_(plan), budget_(budget) {}
+                       size_t budget, bool replicate)
+    : grammar_(grammar), limits_(limits), plan_(plan), budget_(budget), replicate_(replicate) {}
 
 void NfaBuilder::BuildRule(RuleId rule) {
   nfa_.start = NewState();
@@ -275,16 +275,102 @@ StateId NfaBuilder::BuildRepeat(const Node& node, StateId in, uint32_t depth) {
 }
 
 // With an `exit`, each copy may be the last: an epsilon edge leads from its start to `exit`.
+// A long repetition builds three copies; when the third is the second shifted by one copy's
+// states (each copy is built the same way from its own start, so it is, but that is checked),
+// the rest are replicated from it: a maxLength of 2000 characters is 2000 copies of a JSON
+// character's few dozen states, and replicating is a few times faster than building.
+constexpr uint32_t kBuiltCopies = 3;
+constexpr uint32_t kMinReplicatedCopies = 8;
+
 StateId NfaBuilder::BuildCopies(NodeId child, StateId in, uint32_t copies, uint32_t depth,
                                 StateId exit) {
   const StateId lo = nfa_.num_states;
   StateId s = in;
+  CopyMark marks[kBuiltCopies + 1];  // where each copy built starts, and the last one's end
+  bool shifted = false;
   for (uint32_t i = 0; i < copies; ++i) {
+    if (i <= kBuiltCopies) marks[i] = Mark();
+    if (i == kBuiltCopies && replicate_ && copies >= kMinReplicatedCopies &&
+        CopyRepeats(lo, marks[1], marks[2], marks[3])) {
+      ReplicateCopy(marks[2], marks[3], copies - i);
+      const StateId per_copy = marks[3].state - marks[2].state;
+      if (s >= marks[2].state - per_copy && s < marks[3].state) s += (copies - i) * per_copy;
+      shifted = true;
+      break;
+    }
     if (exit != kNoExit) AddEdge(s, exit, NfaEdgeKind::kEpsilon);
     s = Build(child, s, depth + 1);
+    if (i < kBuiltCopies) marks[i].end = s;
   }
-  if (copies >= 2) nfa_.periods.push_back({lo, nfa_.num_states, copies});
+  if (copies >= 2) nfa_.periods.push_back({lo, nfa_.num_states, copies, shifted});
   return s;
+}
+
+bool NfaBuilder::CopyRepeats(StateId lo, const CopyMark& a, const CopyMark& b,
+                             const CopyMark& c) const {
+  const StateId per_copy = b.state - a.state;
+  if (a.state - lo != per_copy || c.state - b.state != per_copy ||
+      c.edge - b.edge != b.edge - a.edge || c.period - b.period != b.period - a.period) {
+    return false;
+  }
+  // The second copy's edges touch its own states and the first copy's end (its start).
+  const auto shift = [&](StateId x) { return x >= lo && x < b.state ? x + per_copy : x; };
+  if (b.end != shift(a.end)) return false;  // the next copy starts at the end of this one
+  for (size_t k = 0; k < b.edge - a.edge; ++k) {
+    const NfaEdge& x = nfa_.edges[a.edge + k];
+    const NfaEdge& y = nfa_.edges[b.edge + k];
+    if (y.from != shift(x.from) || y.target != shift(x.target) || y.kind != x.kind ||
+        y.lo != x.lo || y.hi != x.hi || y.label != x.label) {
+      return false;
+    }
+  }
+  for (StateId k = 0; k < per_copy; ++k) {
+    if (nfa_.state_chain[a.state + k] != nfa_.state_chain[b.state + k]) return false;
+  }
+  for (size_t k = 0; k < b.period - a.period; ++k) {
+    const NfaPeriod& x = nfa_.periods[a.period + k];
+    const NfaPeriod& y = nfa_.periods[b.period + k];
+    if (y.lo != x.lo + per_copy || y.hi != x.hi + per_copy || y.copies != x.copies ||
+        y.shifted != x.shifted) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The budget is checked after each copy whose states or edges reached a multiple of the check
+// interval (a build checks at the multiple itself: at most one copy earlier or later).
+void NfaBuilder::ReplicateCopy(const CopyMark& b, const CopyMark& c, uint32_t count) {
+  const StateId per_copy = c.state - b.state;
+  const StateId touched = b.state - per_copy;  // the copy's edges touch [touched, c.state)
+  // Reserved up to the budget: a count far past it throws at its first check.
+  const size_t room = budget_ / std::max<size_t>(1, per_copy + (c.edge - b.edge));
+  const size_t reserved = std::min<size_t>(count, room + 1);
+  nfa_.edges.reserve(nfa_.edges.size() + reserved * (c.edge - b.edge));
+  nfa_.state_chain.reserve(nfa_.state_chain.size() + reserved * per_copy);
+  for (uint32_t k = 1; k <= count; ++k) {
+    const StateId offset = k * per_copy;
+    const size_t states_before = nfa_.num_states;
+    const size_t edges_before = nfa_.edges.size();
+    for (size_t e = b.edge; e < c.edge; ++e) {
+      NfaEdge edge = nfa_.edges[e];
+      if (edge.from >= touched && edge.from < c.state) edge.from += offset;
+      if (edge.target >= touched && edge.target < c.state) edge.target += offset;
+      nfa_.edges.push_back(edge);
+    }
+    for (StateId s = b.state; s < c.state; ++s) nfa_.state_chain.push_back(nfa_.state_chain[s]);
+    nfa_.num_states += per_copy;
+    for (size_t p = b.period; p < c.period; ++p) {
+      NfaPeriod period = nfa_.periods[p];
+      period.lo += offset;
+      period.hi += offset;
+      nfa_.periods.push_back(period);
+    }
+    if (states_before / kSizeCheckInterval != nfa_.num_states / kSizeCheckInterval ||
+        edges_before / kSizeCheckInterval != nfa_.edges.size() / kSizeCheckInterval) {
+      CheckSize();
+    }
+  }
 }
 
 StateId NfaBuilder::BuildStar(NodeId child, StateId in, uint32_t depth) {

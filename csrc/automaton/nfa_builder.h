@@ -30,10 +30,13 @@ struct NfaEdge {
 
 // `copies` equal copies of one item built one after the other: the states of [lo, hi), the
 // same number per copy (a repetition's copies; the automaton looks for twins among them).
+// `shifted`: every copy but the first is the one before it, its states and edges shifted by one
+// copy's states (what the builder checked when it replicated a copy instead of building it).
 struct NfaPeriod {
   StateId lo = 0;
   StateId hi = 0;
   uint32_t copies = 0;
+  bool shifted = false;
 };
 
 struct Nfa {
@@ -103,14 +106,15 @@ struct RulePlan {
 inline constexpr size_t kSizeCheckInterval = 4096;
 
 // Builds `rule`'s NFA. `budget`: the states and edges it may have before LimitError
-// ("max_automaton_size"); also throws LimitError("max_nesting_depth").
+// ("max_automaton_size"); also throws LimitError("max_nesting_depth"). `replicate`: long
+// repetitions copy one checked copy instead of building each (off only to test that they agree).
 Nfa BuildRuleNfa(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,
-                 RuleId rule, size_t budget);
+                 RuleId rule, size_t budget, bool replicate = true);
 
 class NfaBuilder {
  public:
   NfaBuilder(const Grammar& grammar, const AutomatonLimits& limits, const RulePlan& plan,
-             size_t budget);
+             size_t budget, bool replicate);
   Nfa Finish() { return std::move(nfa_); }
   void BuildRule(RuleId rule);
 
@@ -135,6 +139,21 @@ class NfaBuilder {
   // `copies` copies of `child` from `in`, one after the other; the last one's end.
   StateId BuildCopies(NodeId child, StateId in, uint32_t copies, uint32_t depth,
                       StateId exit = kNoExit);
+  // Where the build of one copy began (its first state, edge and nested period), and its end.
+  struct CopyMark {
+    StateId state = 0;
+    size_t edge = 0;
+    size_t period = 0;
+    StateId end = 0;
+  };
+  CopyMark Mark() const {
+    return {nfa_.num_states, nfa_.edges.size(), nfa_.periods.size(), 0};
+  }
+  // Whether the copy built between `b` and `c` is the one built between `a` and `b` shifted by
+  // its states (the copies start at `lo`).
+  bool CopyRepeats(StateId lo, const CopyMark& a, const CopyMark& b, const CopyMark& c) const;
+  // Appends `count` copies, each the copy between `b` and `c` shifted once more.
+  void ReplicateCopy(const CopyMark& b, const CopyMark& c, uint32_t count);
 
   const Grammar& grammar_;
   AutomatonLimits limits_;
@@ -142,6 +161,7 @@ class NfaBuilder {
   std::vector<StateId> shape_states_;             // BuildCodepoints' scratch
   const RulePlan& plan_;
   size_t budget_;
+  bool replicate_;
   uint32_t chain_ = 0;                 // the inlined rules being built (index into nfa_.chains)
   std::map<std::pair<uint32_t, RuleId>, uint32_t> chain_ids_;  // (outer chain, rule) -> chain
   std::vector<std::string> trie_words_;  // BuildLiteralTrie's scratch (it never recurses)

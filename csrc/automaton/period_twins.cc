@@ -47,6 +47,11 @@ class TwinFinder {
              const std::vector<uint32_t>& recursion, RuleId rule, std::vector<uint32_t>* slot)
       : a_(a), lo_(lo), hi_(hi), last_(hi - period), period_(period), recursion_(recursion),
         rule_(rule), slot_(*slot) {}
+  // Copies [first, last) map onto the next one whole (the assembler shifted them): not compared.
+  void KnownToMap(uint32_t first, uint32_t last) {
+    known_first_ = first;
+    known_last_ = last;
+  }
   // Writes the twins found into `twin_period` / `twin_agree` (sized to the rule's states).
   void Run(std::vector<uint32_t>* twin_period, std::vector<uint32_t>* twin_agree);
 
@@ -80,6 +85,7 @@ class TwinFinder {
   std::vector<uint8_t> maps_;     // per copy but the last: it maps onto the next one whole
   std::vector<StateId> outside_;  // states outside the copies that the copies reach
   std::vector<uint32_t> outside_dist_;
+  uint32_t known_first_ = 0, known_last_ = 0;
 };
 
 void TwinFinder::NoteOutside(StateId s) {
@@ -232,7 +238,7 @@ void TwinFinder::Run(std::vector<uint32_t>* twin_period, std::vector<uint32_t>* 
   dist_.assign(last_ - lo_, kUnknown);
   maps_.assign(copies, 0);
   for (uint32_t c = 0; c < copies; ++c) {
-    maps_[c] = RangeMaps(lo_ + c * period_, period_) ? 1 : 0;
+    maps_[c] = (c >= known_first_ && c < known_last_) || RangeMaps(lo_ + c * period_, period_);
     if (maps_[c]) continue;
     for (StateId s = lo_ + c * period_; s < lo_ + (c + 1) * period_; ++s) {
       if (!RangeMaps(s, 1)) dist_[s - lo_] = 0;
@@ -282,8 +288,15 @@ void AutomatonAssembler::FindPeriodTwins(const std::vector<uint32_t>& recursion,
       a_.twin_period.assign(a_.num_states(), 0);
       a_.twin_agree.assign(a_.num_states(), 0);
     }
-    TwinFinder(a_, lo, hi, (hi - lo) / p.copies, recursion, rule, &slot)
-        .Run(&a_.twin_period, &a_.twin_agree);
+    TwinFinder finder(a_, lo, hi, (hi - lo) / p.copies, recursion, rule, &slot);
+    for (const ShiftedCopies& shifted : shifted_copies_) {
+      // Copy c + 1 was copy c shifted, for 2 <= c < last; the targets of either stay out of the
+      // last copy and the first (shifted_copies.cc), where the twins' image differs.
+      if (shifted.nfa_lo == p.lo && shifted.fsm_per_copy == (hi - lo) / p.copies) {
+        finder.KnownToMap(2, shifted.last);
+      }
+    }
+    finder.Run(&a_.twin_period, &a_.twin_agree);
   }
 }
 

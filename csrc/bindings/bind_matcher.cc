@@ -6,6 +6,7 @@
 
 #include <pybind11/stl.h>
 
+#include "automaton/assembler.h"
 #include "automaton/nfa_builder.h"
 #include "grammar/rule_facts.h"
 #include "bindings/arrays.h"
@@ -100,6 +101,45 @@ py::dict RuleSizesByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_n
   return out;
 }
 
+// Test support: one rule's FSM as the assembler leaves it, per state (final kind, byte edges as
+// (lo, hi, target) in order, calls as (rule, target), tokens as (node, target), twin period,
+// twin agreement), and how many states were emitted by shifting; `replicate`: whether long
+// repetitions replicate a copy (NfaBuilder).
+py::tuple AssembledRuleByName(const std::shared_ptr<Grammar>& grammar, const std::string& name,
+                             uint32_t max_nesting_depth, bool replicate) {
+  const int64_t found = grammar->FindRule(name);
+  if (found < 0) throw py::key_error("no rule named '" + name + "'");
+  const auto rule = static_cast<RuleId>(found);
+  const detail::RuleFacts facts = detail::AutomatonRuleFacts(*grammar, max_nesting_depth);
+  detail::RulePlan plan;
+  plan.inlinable = facts.inlinable;
+  plan.depth = facts.depth;
+  plan.recursion = facts.recursion;
+  AutomatonLimits limits;
+  limits.max_nesting_depth = max_nesting_depth;
+  const size_t budget = limits.max_automaton_size;
+  const detail::Nfa nfa = detail::BuildRuleNfa(*grammar, limits, plan, rule, budget, replicate);
+  AssembledRule fsm;
+  AutomatonAssembler(nfa, facts.productive, limits, budget, &fsm).Run(plan.recursion, rule);
+  py::list states;
+  for (size_t s = 0; s < fsm.num_states(); ++s) {
+    py::list bytes, calls, tokens;
+    for (uint32_t k = fsm.byte_begin[s]; k < fsm.byte_begin[s + 1]; ++k) {
+      bytes.append(py::make_tuple(fsm.bytes[k].lo, fsm.bytes[k].hi, fsm.bytes[k].target));
+    }
+    for (uint32_t k = fsm.call_begin[s]; k < fsm.call_begin[s + 1]; ++k) {
+      calls.append(py::make_tuple(fsm.calls[k].rule, fsm.calls[k].target));
+    }
+    for (uint32_t k = fsm.token_begin[s]; k < fsm.token_begin[s + 1]; ++k) {
+      tokens.append(py::make_tuple(fsm.tokens[k].node, fsm.tokens[k].target));
+    }
+    const bool twins = !fsm.twin_period.empty();
+    states.append(py::make_tuple(fsm.final[s], bytes, calls, tokens,
+                                 twins ? fsm.twin_period[s] : 0, twins ? fsm.twin_agree[s] : 0));
+  }
+  return py::make_tuple(states, fsm.shifted_states);
+}
+
 bool AcceptBytes(PyMatcher& m, const py::bytes& data) {
   const std::string_view view = BytesView(data);
   return Run(m, view.size(), [view](Matcher& self) { return self.AcceptBytes(view); });
@@ -127,6 +167,8 @@ void BindMatcher(py::module_& m) {
         py::arg("max_nesting_depth"), py::arg("reuse"));
   m.def("_rule_sizes", &RuleSizesByName, py::arg("grammar"), py::arg("max_nesting_depth"),
         py::arg("budget"));
+  m.def("_assembled_rule", &AssembledRuleByName, py::arg("grammar"), py::arg("rule"),
+        py::arg("max_nesting_depth"), py::arg("replicate"));
 
   py::class_<PyMatcher>(m, "Matcher")
       .def(py::init(&NewMatcher), py::arg("automaton"), py::arg("max_state_size"),

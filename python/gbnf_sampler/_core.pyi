@@ -100,6 +100,13 @@ def _rule_sizes(
     """Test support: per rule name, (lower bound of its NFA's states plus edges, the size of the
     NFA the builder makes, or None past ``budget`` or the nesting limit)."""
 
+def _assembled_rule(
+    grammar: Grammar, rule: str, max_nesting_depth: int, replicate: bool
+) -> tuple[list[tuple[int, list[Any], list[Any], list[Any], int, int]], int]:
+    """Test support: one rule's FSM, per state (final kind, byte edges (lo, hi, target), calls
+    (rule, target), tokens (node, target), twin period, twin agreement), and the states emitted
+    by shifting a copy; ``replicate``: whether long repetitions replicate one checked copy."""
+
 class Matcher:
     def __init__(
         self,
