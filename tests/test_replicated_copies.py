@@ -1,11 +1,11 @@
 """Long repetitions built by replication (csrc/automaton/nfa_builder.cc, shifted_copies.cc): the
 NFA builder builds three copies of a count's item, checks that the third is the second shifted by
-one copy's states and replicates it for the rest; the assembler then emits the copies past the
-second by shifting the edges of the state one copy earlier, as far as the closures of copy 1
-show that holds.
+one copy's states and keeps the rest as replicas of it (states, and edges read through the third
+copy's); the assembler then emits the copies past the second by shifting the edges of the state
+one copy earlier, as far as the closures of copy 1 show that holds.
 
 Exact: the rule's FSM (states, edges, final kinds, twins) is the one built copy by copy, for
-every grammar here and for random counts; and the fast path is taken where it should be."""
+every grammar here and for random counts; and the fast paths are taken where they should be."""
 
 from __future__ import annotations
 
@@ -23,53 +23,59 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 JSON_STRING = schema_to_gbnf({"type": "string", "maxLength": 300})
 
-# name: (GBNF, rule, whether copies are emitted by shifting)
+# name: (GBNF, rule, whether copies are emitted by shifting, whether copies are replicas)
 GRAMMARS = {
-    "optional copies": ('root ::= "<" [a-z]{0,100} ">"', "root", True),
-    "mandatory copies": ('root ::= "<" [a-z]{100} ">"', "root", True),
-    "both": ('root ::= ("ab" | "c"){20,50} "x"', "root", True),
-    "count ends the rule": ('root ::= "<" [a-z]{12,60}', "root", True),
-    "nested counts": ('root ::= ("x" [0-9]{10}){0,300}', "root", True),
-    "utf-8 class": ('root ::= [^"\\\\]{100}', "root", True),
-    "json maxLength": (JSON_STRING, "value-schema", True),
-    "inlined rule in the item": ('root ::= item{40}\nitem ::= "a" [0-9]', "root", True),
+    "optional copies": ('root ::= "<" [a-z]{0,100} ">"', "root", True, True),
+    "mandatory copies": ('root ::= "<" [a-z]{100} ">"', "root", True, True),
+    "both": ('root ::= ("ab" | "c"){20,50} "x"', "root", True, True),
+    "count ends the rule": ('root ::= "<" [a-z]{12,60}', "root", True, True),
+    # The inner counts replicate with edges (the outer copies' template holds them).
+    "nested counts": ('root ::= ("x" [0-9]{10}){0,300}', "root", True, True),
+    "utf-8 class": ('root ::= [^"\\\\]{100}', "root", True, True),
+    "json maxLength": (JSON_STRING, "value-schema", True, True),
+    "inlined rule in the item": ('root ::= item{40}\nitem ::= "a" [0-9]', "root", True, True),
     "called rule in the item": (
         'root ::= item{40} "."\nitem ::= "(" root? ")" | [a-z]',
         "root",
         True,
+        True,
     ),
-    "token in the item": ('root ::= (<[7]> "a"){30}', "root", True),
-    "count in a loop": ('root ::= ("<" [a-z]{0,20} ">")*', "root", True),
-    "recursive": ('root ::= ("a" root "b"){0,12} | "c"', "root", True),
-    # Closures that run through every later copy: nothing can be shifted, all built.
-    "nullable item": ('root ::= ("a"?){0,50} "b"', "root", False),
-    "star item": ('root ::= ([a-z]*){0,30} "b"', "root", False),
-    "empty item": ('root ::= (""){0,1000} "a"', "root", False),
-    "few copies": ('root ::= [a-z]{0,7} "b"', "root", False),
+    "token in the item": ('root ::= (<[7]> "a"){30}', "root", True, True),
+    "count in a loop": ('root ::= ("<" [a-z]{0,20} ">")*', "root", True, True),
+    "recursive": ('root ::= ("a" root "b"){0,12} | "c"', "root", True, True),
+    # Closures that run through every later copy: nothing can be shifted, all built from the
+    # replicas' edges.
+    "nullable item": ('root ::= ("a"?){0,50} "b"', "root", False, True),
+    "star item": ('root ::= ([a-z]*){0,30} "b"', "root", False, True),
+    "empty item": ('root ::= (""){0,1000} "a"', "root", False, False),
+    "few copies": ('root ::= [a-z]{0,7} "b"', "root", False, False),
     # Closures that leave the count and come back to its first copy.
-    "count in a nullable loop": ('root ::= ([a-z]{0,20} ";"?)* "."', "root", False),
+    "count in a nullable loop": ('root ::= ([a-z]{0,20} ";"?)* "."', "root", False, True),
 }
 
 
-def assembled(text: str, rule: str, replicate: bool) -> tuple[list[object], int]:
+def assembled(text: str, rule: str, replicate: bool) -> tuple[list[object], int, int]:
     grammar = gs.Grammar.from_gbnf(text)
-    states, shifted = _core._assembled_rule(grammar._core, rule, DEPTH, replicate)
-    return list(states), shifted
+    states, shifted, replicas = _core._assembled_rule(grammar._core, rule, DEPTH, replicate)
+    return list(states), shifted, replicas
 
 
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
 def test_replicated_copies_build_the_same_rule(name: str) -> None:
-    text, rule, shifts = GRAMMARS[name]
-    fast, shifted = assembled(text, rule, True)
-    reference, none = assembled(text, rule, False)
-    assert none == 0
+    text, rule, shifts, replicates = GRAMMARS[name]
+    fast, shifted, replicas = assembled(text, rule, True)
+    reference, none, no_replicas = assembled(text, rule, False)
+    assert none == 0 and no_replicas == 0
     assert fast == reference
     assert (shifted > 0) == shifts, shifted
+    assert (replicas > 0) == replicates, replicas
 
 
 def test_a_long_json_string_is_mostly_shifted() -> None:
-    states, shifted = assembled(JSON_STRING, "value-schema", True)
-    # 300 copies: all but the first two and the last few are shifted.
+    states, shifted, replicas = assembled(JSON_STRING, "value-schema", True)
+    # 300 copies: all but the first three are replicas, all but the first two and the last few
+    # are shifted.
+    assert replicas == 297
     assert shifted >= 0.95 * len(states)
 
 

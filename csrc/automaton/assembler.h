@@ -3,6 +3,7 @@
 // (its start is 0); Automaton numbers them when it publishes the rule.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -61,6 +62,9 @@ class AutomatonAssembler {
     uint32_t LastShifted() const;  // the last copy emitted by shifting (< 2: none)
   };
   void IndexNfa();
+  // Calls fn(edge) for each NFA edge out of `s`, the replicas' (NfaReplica) included.
+  template <typename Fn>
+  void ForEachOut(StateId s, Fn&& fn) const;
   void NumberStates();
   std::vector<CopyPlan> PlanCopies() const;
   void EmitStates();
@@ -83,6 +87,8 @@ class AutomatonAssembler {
   AssembledRule& a_;
   std::vector<uint32_t> out_begin_;  // NFA CSR by source state
   std::vector<uint32_t> out_edges_;  // edge indices
+  // Per replica: its template's edges by source (an index from touched_lo), as out_begin_.
+  std::vector<std::vector<uint32_t>> replica_begin_, replica_edges_;
   std::vector<uint8_t> nfa_final_;
   std::vector<StateId> new_id_;      // NFA state -> FSM state, or kNone
   std::vector<StateId> important_;   // FSM state -> NFA state
@@ -102,5 +108,26 @@ class AutomatonAssembler {
   std::vector<ShiftedCopies> shifted_copies_;
   static constexpr StateId kNone = UINT32_MAX;
 };
+
+template <typename Fn>
+void AutomatonAssembler::ForEachOut(StateId s, Fn&& fn) const {
+  for (uint32_t k = out_begin_[s]; k < out_begin_[s + 1]; ++k) fn(nfa_.edges[out_edges_[k]]);
+  for (size_t r = 0; r < nfa_.replicas.size(); ++r) {
+    const detail::NfaReplica& rep = nfa_.replicas[r];
+    if (s < rep.touched_lo + rep.per_copy) continue;
+    // The template's sources span two copies: s is the image of at most two of them.
+    const uint32_t top = (s - rep.touched_lo) / rep.per_copy;
+    for (uint32_t i = std::max(top, 2u) - 1; i <= std::min(top, rep.count); ++i) {
+      const StateId x = s - i * rep.per_copy;
+      const std::vector<uint32_t>& begin = replica_begin_[r];
+      for (uint32_t k = begin[x - rep.touched_lo]; k < begin[x - rep.touched_lo + 1]; ++k) {
+        detail::NfaEdge e = nfa_.edges[replica_edges_[r][k]];
+        e.from = s;
+        e.target = rep.Moved(e.target, i);
+        fn(e);
+      }
+    }
+  }
+}
 
 }  // namespace gbnf

@@ -25,7 +25,7 @@ void AutomatonAssembler::Run(const std::vector<uint32_t>& recursion, RuleId rule
     begin->push_back(0);
   }
   a_.final.reserve(important_.size());
-  a_.bytes.reserve(nfa_.edges.size());
+  a_.bytes.reserve(nfa_.num_edges());
   EmitStates();
   CheckSize();
   if (nfa_.chains.size() > 1) {
@@ -45,6 +45,22 @@ void AutomatonAssembler::IndexNfa() {
   out_edges_.resize(nfa_.edges.size());
   std::vector<uint32_t> fill(out_begin_.begin(), out_begin_.end() - 1);
   for (uint32_t i = 0; i < nfa_.edges.size(); ++i) out_edges_[fill[nfa_.edges[i].from]++] = i;
+  replica_begin_.resize(nfa_.replicas.size());
+  replica_edges_.resize(nfa_.replicas.size());
+  for (size_t r = 0; r < nfa_.replicas.size(); ++r) {
+    const detail::NfaReplica& rep = nfa_.replicas[r];
+    std::vector<uint32_t>& begin = replica_begin_[r];
+    begin.assign(rep.touched_hi - rep.touched_lo + 1, 0);
+    for (uint32_t e = rep.edge_lo; e < rep.edge_hi; ++e) {
+      ++begin[nfa_.edges[e].from - rep.touched_lo + 1];
+    }
+    for (size_t i = 0; i + 1 < begin.size(); ++i) begin[i + 1] += begin[i];
+    replica_edges_[r].resize(rep.edge_hi - rep.edge_lo);
+    std::vector<uint32_t> at(begin.begin(), begin.end() - 1);
+    for (uint32_t e = rep.edge_lo; e < rep.edge_hi; ++e) {
+      replica_edges_[r][at[nfa_.edges[e].from - rep.touched_lo]++] = e;
+    }
+  }
   nfa_final_.assign(nfa_.num_states, 0);
   nfa_final_[nfa_.final] = 1;
 }
@@ -56,6 +72,24 @@ void AutomatonAssembler::NumberStates() {
   keep[nfa_.start] = 1;
   for (const detail::NfaEdge& e : nfa_.edges) {
     if (e.kind != detail::NfaEdgeKind::kEpsilon) keep[e.target] = 1;
+  }
+  // A replica's targets: the template's that stay put, once; the ones that move, as a pattern
+  // over the states they move in, laid down once per replica.
+  for (const detail::NfaReplica& rep : nfa_.replicas) {
+    std::vector<uint8_t> moved(rep.touched_hi - rep.touched_lo, 0);
+    for (uint32_t k = rep.edge_lo; k < rep.edge_hi; ++k) {
+      const detail::NfaEdge& e = nfa_.edges[k];
+      if (e.kind == detail::NfaEdgeKind::kEpsilon) continue;
+      if (e.target >= rep.touched_lo && e.target < rep.touched_hi) {
+        moved[e.target - rep.touched_lo] = 1;
+      } else {
+        keep[e.target] = 1;
+      }
+    }
+    for (uint32_t i = 1; i <= rep.count; ++i) {
+      uint8_t* at = keep.data() + rep.touched_lo + i * rep.per_copy;
+      for (size_t x = 0; x < moved.size(); ++x) at[x] |= moved[x];
+    }
   }
   new_id_.assign(nfa_.num_states, kNone);
   for (StateId s = 0; s < nfa_.num_states; ++s) {
@@ -110,8 +144,7 @@ void AutomatonAssembler::EmitState(StateId nfa_state) {
     StateId s = stack_.back();
     stack_.pop_back();
     if (nfa_final_[s]) final_ = true;
-    for (uint32_t k = out_begin_[s]; k < out_begin_[s + 1]; ++k) {
-      const detail::NfaEdge& e = nfa_.edges[out_edges_[k]];
+    ForEachOut(s, [&](const detail::NfaEdge& e) {
       if (kWatch) watch_->Note(s, e.target, e.kind != detail::NfaEdgeKind::kEpsilon);
       switch (e.kind) {
         case detail::NfaEdgeKind::kEpsilon:
@@ -130,7 +163,7 @@ void AutomatonAssembler::EmitState(StateId nfa_state) {
           a_.tokens.push_back({e.label, new_id_[e.target]});
           break;
       }
-    }
+    });
   }
   FinishState(byte_first);
 }

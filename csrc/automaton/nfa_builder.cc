@@ -37,7 +37,7 @@ void NfaBuilder::AddEdge(StateId from, StateId target, NfaEdgeKind kind, uint32_
 }
 
 void NfaBuilder::CheckSize() const {
-  size_t size = size_t{nfa_.num_states} + nfa_.edges.size();
+  size_t size = size_t{nfa_.num_states} + nfa_.num_edges();
   if (size > budget_) {
     throw LimitError("max_automaton_size",
                      "grammar automaton exceeds max_automaton_size (" +
@@ -292,14 +292,18 @@ StateId NfaBuilder::BuildCopies(NodeId child, StateId in, uint32_t copies, uint3
     if (i <= kBuiltCopies) marks[i] = Mark();
     if (i == kBuiltCopies && replicate_ && copies >= kMinReplicatedCopies &&
         CopyRepeats(lo, marks[1], marks[2], marks[3])) {
-      ReplicateCopy(marks[2], marks[3], copies - i);
+      // A repetition inside another one's copies is replicated with edges: the outer one's
+      // template holds them.
+      ReplicateCopy(marks[2], marks[3], copies - i, copies_open_ == 0);
       const StateId per_copy = marks[3].state - marks[2].state;
       if (s >= marks[2].state - per_copy && s < marks[3].state) s += (copies - i) * per_copy;
       shifted = true;
       break;
     }
     if (exit != kNoExit) AddEdge(s, exit, NfaEdgeKind::kEpsilon);
+    ++copies_open_;
     s = Build(child, s, depth + 1);
+    --copies_open_;
     if (i < kBuiltCopies) marks[i].end = s;
   }
   if (copies >= 2) nfa_.periods.push_back({lo, nfa_.num_states, copies, shifted});
@@ -340,23 +344,40 @@ bool NfaBuilder::CopyRepeats(StateId lo, const CopyMark& a, const CopyMark& b,
 
 // The budget is checked after each copy whose states or edges reached a multiple of the check
 // interval (a build checks at the multiple itself: at most one copy earlier or later).
-void NfaBuilder::ReplicateCopy(const CopyMark& b, const CopyMark& c, uint32_t count) {
+void NfaBuilder::ReplicateCopy(const CopyMark& b, const CopyMark& c, uint32_t count,
+                               bool virtual_edges) {
   const StateId per_copy = c.state - b.state;
   const StateId touched = b.state - per_copy;  // the copy's edges touch [touched, c.state)
+  const size_t copy_edges = c.edge - b.edge;
   // Reserved up to the budget: a count far past it throws at its first check.
-  const size_t room = budget_ / std::max<size_t>(1, per_copy + (c.edge - b.edge));
+  const size_t room = budget_ / std::max<size_t>(1, per_copy + copy_edges);
   const size_t reserved = std::min<size_t>(count, room + 1);
-  nfa_.edges.reserve(nfa_.edges.size() + reserved * (c.edge - b.edge));
+  // A replica's edges are found by their source (AutomatonAssembler::ForEachOut): every source
+  // must be one of the states that move.
+  virtual_edges = virtual_edges && per_copy > 0;
+  for (size_t e = b.edge; e < c.edge && virtual_edges; ++e) {
+    virtual_edges = nfa_.edges[e].from >= touched && nfa_.edges[e].from < c.state;
+  }
+  if (virtual_edges) {
+    nfa_.replicas.push_back({touched, c.state, per_copy, static_cast<uint32_t>(b.edge),
+                             static_cast<uint32_t>(c.edge), count});
+  } else {
+    nfa_.edges.reserve(nfa_.edges.size() + reserved * copy_edges);
+  }
   nfa_.state_chain.reserve(nfa_.state_chain.size() + reserved * per_copy);
   for (uint32_t k = 1; k <= count; ++k) {
     const StateId offset = k * per_copy;
     const size_t states_before = nfa_.num_states;
-    const size_t edges_before = nfa_.edges.size();
-    for (size_t e = b.edge; e < c.edge; ++e) {
-      NfaEdge edge = nfa_.edges[e];
-      if (edge.from >= touched && edge.from < c.state) edge.from += offset;
-      if (edge.target >= touched && edge.target < c.state) edge.target += offset;
-      nfa_.edges.push_back(edge);
+    const size_t edges_before = nfa_.num_edges();
+    if (virtual_edges) {
+      nfa_.replica_edges += copy_edges;
+    } else {
+      for (size_t e = b.edge; e < c.edge; ++e) {
+        NfaEdge edge = nfa_.edges[e];
+        if (edge.from >= touched && edge.from < c.state) edge.from += offset;
+        if (edge.target >= touched && edge.target < c.state) edge.target += offset;
+        nfa_.edges.push_back(edge);
+      }
     }
     for (StateId s = b.state; s < c.state; ++s) nfa_.state_chain.push_back(nfa_.state_chain[s]);
     nfa_.num_states += per_copy;
@@ -367,7 +388,7 @@ void NfaBuilder::ReplicateCopy(const CopyMark& b, const CopyMark& c, uint32_t co
       nfa_.periods.push_back(period);
     }
     if (states_before / kSizeCheckInterval != nfa_.num_states / kSizeCheckInterval ||
-        edges_before / kSizeCheckInterval != nfa_.edges.size() / kSizeCheckInterval) {
+        edges_before / kSizeCheckInterval != nfa_.num_edges() / kSizeCheckInterval) {
       CheckSize();
     }
   }

@@ -39,9 +39,29 @@ struct NfaPeriod {
   bool shifted = false;
 };
 
+// The copies of a long repetition that hold states but no edges in Nfa::edges (built by
+// NfaBuilder::BuildCopies): the template is the edges [edge_lo, edge_hi) of one copy, which touch
+// the states [touched_lo, touched_hi) (the copy before's end and the copy's own states); the
+// replica i, for i in [1, count], has the template's edges with the touched states moved up by
+// i * per_copy.
+struct NfaReplica {
+  StateId touched_lo = 0;
+  StateId touched_hi = 0;
+  StateId per_copy = 0;
+  uint32_t edge_lo = 0;
+  uint32_t edge_hi = 0;
+  uint32_t count = 0;
+  StateId Moved(StateId x, uint32_t i) const {
+    return x >= touched_lo && x < touched_hi ? x + i * per_copy : x;
+  }
+};
+
 struct Nfa {
   uint32_t num_states = 0;
   std::vector<NfaEdge> edges;
+  std::vector<NfaReplica> replicas;
+  size_t replica_edges = 0;  // the edges of the replicas, not in `edges`
+  size_t num_edges() const { return edges.size() + replica_edges; }
   StateId start = 0;
   StateId final = 0;
   // Per state: the chain of inlined rules it was built inside (an index into `chains`; chain 0
@@ -152,8 +172,9 @@ class NfaBuilder {
   // Whether the copy built between `b` and `c` is the one built between `a` and `b` shifted by
   // its states (the copies start at `lo`).
   bool CopyRepeats(StateId lo, const CopyMark& a, const CopyMark& b, const CopyMark& c) const;
-  // Appends `count` copies, each the copy between `b` and `c` shifted once more.
-  void ReplicateCopy(const CopyMark& b, const CopyMark& c, uint32_t count);
+  // Appends `count` copies, each the copy between `b` and `c` shifted once more: their edges
+  // in Nfa::edges, or (`virtual_edges`) as an NfaReplica.
+  void ReplicateCopy(const CopyMark& b, const CopyMark& c, uint32_t count, bool virtual_edges);
 
   const Grammar& grammar_;
   AutomatonLimits limits_;
@@ -162,6 +183,7 @@ class NfaBuilder {
   const RulePlan& plan_;
   size_t budget_;
   bool replicate_;
+  uint32_t copies_open_ = 0;  // repetitions whose copies are being built (nested counts)
   uint32_t chain_ = 0;                 // the inlined rules being built (index into nfa_.chains)
   std::map<std::pair<uint32_t, RuleId>, uint32_t> chain_ids_;  // (outer chain, rule) -> chain
   std::vector<std::string> trie_words_;  // BuildLiteralTrie's scratch (it never recurses)

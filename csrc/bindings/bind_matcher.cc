@@ -93,7 +93,7 @@ py::dict RuleSizesByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_n
     py::object size = py::none();
     try {
       const detail::Nfa nfa = detail::BuildRuleNfa(*grammar, limits, plan, r, budget);
-      size = py::int_(size_t{nfa.num_states} + nfa.edges.size());
+      size = py::int_(size_t{nfa.num_states} + nfa.num_edges());
     } catch (const LimitError&) {
     }
     out[py::str(grammar->rule(r).name)] = py::make_tuple(facts.min_size[r], size);
@@ -103,8 +103,8 @@ py::dict RuleSizesByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_n
 
 // Test support: one rule's FSM as the assembler leaves it, per state (final kind, byte edges as
 // (lo, hi, target) in order, calls as (rule, target), tokens as (node, target), twin period,
-// twin agreement), and how many states were emitted by shifting; `replicate`: whether long
-// repetitions replicate a copy (NfaBuilder).
+// twin agreement), how many states were emitted by shifting and how many copies were kept as
+// replicas (NfaReplica); `replicate`: whether long repetitions replicate a copy (NfaBuilder).
 py::tuple AssembledRuleByName(const std::shared_ptr<Grammar>& grammar, const std::string& name,
                              uint32_t max_nesting_depth, bool replicate) {
   const int64_t found = grammar->FindRule(name);
@@ -137,7 +137,9 @@ py::tuple AssembledRuleByName(const std::shared_ptr<Grammar>& grammar, const std
     states.append(py::make_tuple(fsm.final[s], bytes, calls, tokens,
                                  twins ? fsm.twin_period[s] : 0, twins ? fsm.twin_agree[s] : 0));
   }
-  return py::make_tuple(states, fsm.shifted_states);
+  size_t replica_copies = 0;
+  for (const detail::NfaReplica& replica : nfa.replicas) replica_copies += replica.count;
+  return py::make_tuple(states, fsm.shifted_states, replica_copies);
 }
 
 bool AcceptBytes(PyMatcher& m, const py::bytes& data) {

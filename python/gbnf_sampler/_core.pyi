@@ -102,10 +102,11 @@ def _rule_sizes(
 
 def _assembled_rule(
     grammar: Grammar, rule: str, max_nesting_depth: int, replicate: bool
-) -> tuple[list[tuple[int, list[Any], list[Any], list[Any], int, int]], int]:
+) -> tuple[list[tuple[int, list[Any], list[Any], list[Any], int, int]], int, int]:
     """Test support: one rule's FSM, per state (final kind, byte edges (lo, hi, target), calls
-    (rule, target), tokens (node, target), twin period, twin agreement), and the states emitted
-    by shifting a copy; ``replicate``: whether long repetitions replicate one checked copy."""
+    (rule, target), tokens (node, target), twin period, twin agreement), the states emitted by
+    shifting a copy, and the copies kept as replicas without edges of their own;
+    ``replicate``: whether long repetitions replicate one checked copy."""
 
 class Matcher:
     def __init__(
