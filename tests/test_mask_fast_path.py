@@ -263,3 +263,48 @@ def test_a_chain_into_a_loop_through_a_rule_call_has_no_budget(dense: gs.Vocab) 
     # configuration per byte, of one shape): past the first link the chain is a loop.
     found = loop_bytes_of('root ::= [a-z] tail\ntail ::= [a-z] tail | "."', dense, b"")
     assert found == [(b"abcdefghijklmnopqrstuvwxyz", False, None)]
+
+
+# Long counts: past its first links, a chain's next copies are vouched for by the twins of
+# period_twins.cc (LoopFinder::TwinLinks) as far as they agree, so a count position takes the
+# tokens of its class by runs as a loop does; near the count's end the twins stop agreeing.
+COUNT_TABLE = [
+    r'root ::= "\"" [^"\\]{0,60} "\"" ":"',
+    r'root ::= "\"" ( [^"\\] | "\\" ["n] ){0,40} "\""',
+    'root ::= [a-zé中]{0,50} ";"',
+    'root ::= "<" [a-z]{0,60}',
+    'root ::= "<" [a-z]{12,60} ">"',
+    'root ::= ("x" [0-9]{10}){0,30} "."',
+]
+
+
+def long_runs_vocab() -> gs.Vocab:
+    """Single bytes and runs of one character up to 120 bytes (tokens longer than a chain's
+    first links), a few with a quote or a letter at the end."""
+    tokens = [bytes([i]) for i in range(256)]
+    tokens += [b"a" * k for k in range(2, 121)] + ["é".encode() * k for k in range(2, 41)]
+    tokens += [b"a" * k + b'"' for k in (5, 30, 59, 61)] + [b"1" * k for k in range(2, 12)]
+    tokens += [b"xx", b"x1", b"\\n", b"\xe4\xb8\xad" * 3]
+    tokens.append(b"</s>")
+    return gs.Vocab(tokens, eos_ids=[len(tokens) - 1])
+
+
+@pytest.mark.parametrize("vocab_name", ["dense", "long runs"])
+@pytest.mark.parametrize("text", COUNT_TABLE)
+def test_fast_classification_of_long_counts_equals_reference(
+    dense: gs.Vocab, vocab_name: str, text: str
+) -> None:
+    vocab = dense if vocab_name == "dense" else long_runs_vocab()
+    compiled = compiled_of(text, vocab)
+    assert_fast_equals_reference(compiled, list(range(compiled._native.num_states)))
+
+
+def test_a_long_count_is_a_chain_past_its_first_links() -> None:
+    found = loop_bytes_of(COUNT_TABLE[0], long_runs_vocab(), b'"')
+    chains = [(a, na, b) for a, na, b in found if b is not None]
+    assert chains
+    ascii_bytes, non_ascii, budget = chains[0]
+    # Followed link by link, a chain stops at 28 characters (kMaxChain); through the twins it
+    # reaches as far as the longest token (120 bytes), and never past the 60 characters left.
+    assert budget is not None and 28 < budget <= 60
+    assert non_ascii and set(ascii_bytes) == set(range(128)) - {ord('"'), ord("\\")}

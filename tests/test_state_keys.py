@@ -78,6 +78,17 @@ def test_keys_reach_as_far_as_the_walk_read() -> None:
         assert_lookups_exact([compiled])
 
 
+def test_keys_reach_as_far_as_twins_vouched_for_a_count() -> None:
+    # A position of a long count takes its class's tokens by chain links the twins vouch for
+    # (LoopFinder::TwinLinks), without walking them; that holds only as far as the count goes
+    # on, so its key must not be shared with a count that ends within a token's length (the
+    # same automaton near the position).
+    runs = [b"a" * k for k in range(2, 31)]
+    vocab = gs.Vocab([bytes([b]) for b in range(256)] + runs + [b"!" * 50], [0])
+    pair = [compiled_of(f'root ::= "<" [a-z]{{0,{n}}} ">"', vocab) for n in (60, 25)]
+    assert_lookups_exact(pair)
+
+
 def test_keys_of_a_smaller_radius_are_prefixes() -> None:
     compiled = compiled_of(
         'root ::= "{" ws "\\"a\\":" ws num ("," ws num)* "}"\nws ::= [ \\n]{0,6}\nnum ::= [0-9]+',

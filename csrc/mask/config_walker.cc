@@ -115,6 +115,32 @@ void ConfigWalker::NoteStates(const Item* first, const Item* last) {
   }
 }
 
+StateId ConfigWalker::ItemsShift(int32_t from, int32_t to) const {
+  const Config& a = configs_[static_cast<size_t>(from)];
+  const Config& b = configs_[static_cast<size_t>(to)];
+  if (a.scope != b.scope || a.items_size != b.items_size || a.items_size == 0) return 0;
+  const Item* x = ItemsOf(a);
+  const Item* y = ItemsOf(b);
+  if (y[0].state <= x[0].state) return 0;
+  const StateId shift = y[0].state - x[0].state;
+  for (uint32_t i = 0; i < a.items_size; ++i) {
+    if (y[i].node != x[i].node || y[i].state != x[i].state + shift) return 0;
+  }
+  return shift;
+}
+
+void ConfigWalker::ItemStates(int32_t config, std::vector<StateId>* out) const {
+  const Config& c = configs_[static_cast<size_t>(config)];
+  out->clear();
+  for (uint32_t i = 0; i < c.items_size; ++i) out->push_back(ItemsOf(c)[i].state);
+}
+
+void ConfigWalker::NoteStatesMet(const std::vector<StateId>& states) {
+  sorted_.clear();
+  for (StateId s : states) sorted_.push_back({s, 0});
+  NoteStates(sorted_.data(), sorted_.data() + sorted_.size());
+}
+
 // The configuration (scope, items) in canonical order, interned on first sight; kTransient when
 // the table is full.
 int32_t ConfigWalker::InternConfig(uint32_t scope, const std::vector<Item>& items, bool complete) {

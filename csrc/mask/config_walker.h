@@ -116,6 +116,16 @@ class ConfigWalker {
   // keys, so unequal keys rule a shape comparison out without reading the stack.
   uint64_t StatesKey(int32_t config);
 
+  // When every item of `to` is an item of `from` moved `shift` > 0 states up (the same nodes
+  // and stack scope), `shift`; else 0. Requires from, to >= 0.
+  StateId ItemsShift(int32_t from, int32_t to) const;
+  // The automaton states of the items of `config` (>= 0), into `out`.
+  void ItemStates(int32_t config, std::vector<StateId>* out) const;
+  // Notes states as held by the walk (states_met), for configurations a caller knows the walk
+  // would have held without stepping into them.
+  void NoteStatesMet(const std::vector<StateId>& states);
+  const Automaton& automaton() const { return recognizer_->automaton(); }
+
   // The automaton states of the items of every configuration the walk held since Begin (interned
   // or transient), each once. A recognizer step reads only the states of its items and, in its
   // closure, states no further than one byte edge from them: what the walk read of the automaton

@@ -186,6 +186,21 @@ LoopBytes LoopFinder::FindChain(ConfigWalker& walker, uint32_t level, const int3
       out.longer_refused = false;
       return out;
     }
+    const uint32_t held = static_cast<uint32_t>(chain_.size());  // `to` is held[-th] character
+    const uint32_t more = room > held ? TwinLinks(walker, from, to, room - held) : 0;
+    if (more > 0) {
+      // Where the chain stops is not known: a longer string is walked, not refused.
+      out.budget = held + more;
+      out.longer_refused = false;
+      for (size_t i = 1; i < chain_.size(); ++i) {
+        LoopBytes rest = out;
+        rest.budget = out.budget - static_cast<uint32_t>(i);
+        if (SlotOf(&by_config_, static_cast<uint32_t>(chain_[i])) < 0) {
+          Remember(walker, chain_[i], rest);
+        }
+      }
+      return out;
+    }
     link = to;
   }
   // chain_ holds the configurations from the start on; all but the last step to the next.
@@ -207,6 +222,30 @@ LoopBytes LoopFinder::FindChain(ConfigWalker& walker, uint32_t level, const int3
     }
   }
   return out;
+}
+
+// A count's next copies: when `to` is `from` moved up by P states (its items the same but one
+// copy further inside a count), the step from to + (j - 1)P over a character is the step from
+// to + (j - 2)P moved up, as long as the states of to + (j - 1)P are the twins of those P lower
+// within kTwinStepRadius bytes (period_twins.cc: the automaton around the two is the same
+// shifted, and a character's step reads no further than its bytes). The links so vouched for,
+// at most `limit`; the walk would have held their configurations, so their states count as met
+// (the shared cache's key covers them).
+uint32_t LoopFinder::TwinLinks(ConfigWalker& walker, int32_t from, int32_t to, uint32_t limit) {
+  const StateId shift = walker.ItemsShift(from, to);
+  if (shift == 0) return 0;
+  walker.ItemStates(to, &twin_states_);
+  const Automaton& automaton = walker.automaton();
+  uint32_t links = 0;
+  while (links < limit) {
+    for (StateId s : twin_states_) {
+      if (automaton.TwinOf(s, kTwinStepRadius) != s - shift) return links;
+    }
+    ++links;
+    for (StateId& s : twin_states_) s += shift;
+    walker.NoteStatesMet(twin_states_);
+  }
+  return links;
 }
 
 LoopBytes LoopFinder::Find(ConfigWalker& walker, uint32_t level) {

@@ -51,6 +51,9 @@ inline constexpr size_t kMaxLoopPairs = 64;
 inline constexpr uint32_t kMaxChain = 32;
 // The fewest ASCII bytes a chain's class holds (fewer: a literal, walked as it is).
 inline constexpr size_t kMinChainBytes = 4;
+// How far around a chain's configuration a twin must agree for the next link to be the last one
+// shifted: a character's step reads at most its 4 bytes ahead (and twice that, to be sure).
+inline constexpr uint32_t kTwinStepRadius = 8;
 
 // The loop bytes of walk configurations, memoized by shape for one walk (between Begin and End
 // of one ConfigWalker).
@@ -76,6 +79,7 @@ class LoopFinder {
   // The chain from the configuration at `level` (no loop bytes), given its steps over ASCII.
   LoopBytes FindChain(ConfigWalker& walker, uint32_t level, const int32_t* next);
   bool EndRefuses(ConfigWalker& walker, uint32_t level, const LoopBytes& chain, int32_t last);
+  uint32_t TwinLinks(ConfigWalker& walker, int32_t from, int32_t to, uint32_t limit);
   void Remember(ConfigWalker& walker, int32_t config, const LoopBytes& loops);
   int32_t StepFrom(ConfigWalker& walker, uint32_t level, int32_t config, std::string_view path,
                    uint8_t byte);
@@ -89,6 +93,7 @@ class LoopFinder {
   std::vector<std::pair<int32_t, uint8_t>> seen_;
   std::string step_;
   std::vector<int32_t> chain_;
+  std::vector<StateId> twin_states_;  // TwinLinks' scratch
   std::string chain_path_;
   bool completes_inside_ = false;  // a configuration inside a multi-byte character completes
 };
