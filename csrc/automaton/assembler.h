@@ -96,16 +96,10 @@ class AutomatonAssembler {
   uint32_t epoch_ = 0;
   std::vector<StateId> stack_;
   bool final_ = false;
+  // The repetitions EmitStates planned (copies 2 .. LastShifted() of each were shifted from the
+  // one before: FindPeriodTwins need not compare them).
+  std::vector<CopyPlan> plans_;
   CopyPlan* watch_ = nullptr;  // EmitState<true> notes what it reaches there
-  // Per repetition emitted by shifting: its first NFA state, its FSM states per copy and the
-  // last copy shifted (copies 2 .. last were shifted from the one before: FindPeriodTwins
-  // need not compare them).
-  struct ShiftedCopies {
-    StateId nfa_lo = 0;
-    StateId fsm_per_copy = 0;
-    uint32_t last = 0;
-  };
-  std::vector<ShiftedCopies> shifted_copies_;
   static constexpr StateId kNone = UINT32_MAX;
 };
 

@@ -104,13 +104,13 @@ void AutomatonAssembler::NumberStates() {
 // state one copy earlier, shifted (shifted_copies.cc says how far that holds), instead of a
 // closure each.
 void AutomatonAssembler::EmitStates() {
-  std::vector<CopyPlan> plans = PlanCopies();
+  plans_ = PlanCopies();
   const auto fsm_state = [&](StateId nfa_state) {
     return static_cast<StateId>(
         std::lower_bound(important_.begin(), important_.end(), nfa_state) - important_.begin());
   };
   StateId f = 0;
-  for (CopyPlan& plan : plans) {
+  for (CopyPlan& plan : plans_) {
     const StateId copy1 = fsm_state(plan.lo + plan.per_copy);
     const StateId copy2 = copy1 + plan.fsm_per_copy;
     for (; f < copy1; ++f) EmitState<false>(important_[f]);
@@ -123,9 +123,6 @@ void AutomatonAssembler::EmitStates() {
         EmitShifted(f - plan.fsm_per_copy, copy1, end, plan.fsm_per_copy);
       }
       a_.shifted_states += plan.fsm_per_copy;
-    }
-    if (plan.LastShifted() >= 2) {
-      shifted_copies_.push_back({plan.lo, plan.fsm_per_copy, plan.LastShifted()});
     }
   }
   for (; f < important_.size(); ++f) EmitState<false>(important_[f]);

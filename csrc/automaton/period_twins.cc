@@ -289,11 +289,11 @@ void AutomatonAssembler::FindPeriodTwins(const std::vector<uint32_t>& recursion,
       a_.twin_agree.assign(a_.num_states(), 0);
     }
     TwinFinder finder(a_, lo, hi, (hi - lo) / p.copies, recursion, rule, &slot);
-    for (const ShiftedCopies& shifted : shifted_copies_) {
-      // Copy c + 1 was copy c shifted, for 2 <= c < last; the targets of either stay out of the
-      // last copy and the first (shifted_copies.cc), where the twins' image differs.
-      if (shifted.nfa_lo == p.lo && shifted.fsm_per_copy == (hi - lo) / p.copies) {
-        finder.KnownToMap(2, shifted.last);
+    for (const CopyPlan& plan : plans_) {
+      // Copy c + 1 was copy c shifted, for 2 <= c < LastShifted(); the targets of either stay
+      // out of the last copy and the first (shifted_copies.cc), where the twins' image differs.
+      if (plan.lo == p.lo && plan.fsm_per_copy == (hi - lo) / p.copies) {
+        finder.KnownToMap(2, plan.LastShifted());
       }
     }
     finder.Run(&a_.twin_period, &a_.twin_agree);
