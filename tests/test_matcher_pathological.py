@@ -92,6 +92,32 @@ def test_automaton_size_limit_of_a_reachable_rule_refused_up_front() -> None:
     assert info.value.limit == "max_automaton_size"
 
 
+@pytest.mark.parametrize(
+    ("max_length", "message"),
+    [
+        # The string's character rule is inlined into every copy of the count: the size bound
+        # counts it in full (it counted a call), enough to refuse this one unbuilt...
+        (1_000_000, "rule 'text' expands to at least"),
+        # ...and a bound this large a share of the limit gets the rule built with the matcher:
+        # too large only once built (its epsilon closures), it is refused there, not by the step
+        # that first reaches the string.
+        (200_000, "rule 'text' passes max_automaton_size .* once built"),
+    ],
+)
+def test_long_json_string_refused_up_front(max_length: int, message: str) -> None:
+    schema = {"type": "object", "properties": {"text": {"type": "string", "maxLength": max_length}}}
+    with pytest.raises(gs.GrammarTooComplexError, match=message) as info:
+        gs.Matcher(gs.Grammar.from_json_schema(schema))
+    assert info.value.limit == "max_automaton_size"
+
+
+def test_long_json_string_within_the_limit_builds() -> None:
+    schema = {"type": "object", "properties": {"text": {"type": "string", "maxLength": 20_000}}}
+    m = gs.Matcher(gs.Grammar.from_json_schema(schema))
+    assert m.accept_bytes(b'{"text": "' + b"x" * 20_000 + b'"}') and m.can_terminate()
+    assert not m.accept_bytes(b"x")
+
+
 def test_huge_rule_the_root_never_reaches_is_not_refused() -> None:
     g = gs.Grammar.from_gbnf('root ::= "b"\nbig ::= ((("a"){1000}){1000}){1000}')
     m = gs.Matcher(g)

@@ -136,7 +136,8 @@ def assert_parsed_facts_reused_exactly(grammar: gs.Grammar, max_depth: int) -> N
     reused, facts = _core._automaton_facts(grammar._core, max_depth, True)
     fresh = _core._automaton_facts(grammar._core, max_depth, False)[1]
     assert facts == fresh
-    deepest = max(f[3] for f in fresh.values())
+    # Their size bounds count inlined callees in full, which the limit must allow.
+    deepest = max(f[6] for f in fresh.values())
     assert reused == (deepest <= max_depth)
 
 
@@ -253,6 +254,25 @@ def test_size_bound_of_repetitions_and_alternatives() -> None:
         if name in ("rep", "nested", "words", "classes", "call"):
             assert 4 * bound >= size, (name, bound, size)
     assert sizes["empty"][0] == 0
+
+
+def test_size_bound_counts_inlined_rules_in_full() -> None:
+    # A JSON string's character rule is inlined into each copy of a count: the bound counts its
+    # body there, not the call it would be (which made the bound of `text` 57x too low).
+    grammar = gs.Grammar.from_gbnf(
+        "root ::= text | shallow\n"
+        'text ::= "\\"" char{0,500} "\\""\n'
+        'char ::= [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})\n'
+        "shallow ::= ab{50}\n"
+        'ab ::= "a" | "b"\n'
+    )
+    sizes = _core._rule_sizes(grammar._core, MAX_AUTOMATON_NESTING, SIZE_BUDGET)
+    for name in ("text", "shallow"):
+        bound, size = sizes[name]
+        assert size is not None and bound <= size <= 4 * bound, (name, bound, size)
+    # Where the nesting limit leaves no room to inline, the references stay calls: a call's size.
+    shallow = _core._rule_sizes(grammar._core, 2, SIZE_BUDGET)["shallow"]
+    assert shallow[1] is not None and shallow[0] <= shallow[1] < sizes["shallow"][1]
 
 
 def test_facts_of_deep_grammars_are_not_reused_and_distinct_ones_are_kept_exact() -> None:

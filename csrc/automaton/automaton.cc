@@ -251,12 +251,16 @@ void AutomatonAssembler::CheckSize() const {
 // Rules are built on first reach, so a rule too deep or too large would otherwise be refused by
 // the step that reaches it, in the middle of a generation. The ones whose build is certain to
 // fail are refused here, up front: a body nested past the limit, or a lower bound on the rule's
-// NFA past the size limit by more than the builder's check interval. (A rule whose epsilon
-// elimination alone makes it too large still fails on first reach.)
+// NFA past the size limit by more than the builder's check interval. Returns the reachable
+// rules whose bound is within kEagerShare of the limit: whether they fit is known only once
+// built (epsilon elimination grows a rule), so they are built up front too.
 namespace {
 
-void RefuseRulesThatCannotBuild(const Grammar& g, const detail::RuleFacts& facts,
-                                const AutomatonLimits& limits) {
+constexpr uint64_t kEagerShare = 8;
+
+std::vector<RuleId> RefuseRulesThatCannotBuild(const Grammar& g, const detail::RuleFacts& facts,
+                                               const AutomatonLimits& limits) {
+  std::vector<RuleId> large;
   const uint64_t size_limit =
       uint64_t{limits.max_automaton_size} + 2 * uint64_t{detail::kSizeCheckInterval};
   for (RuleId r = 0; r < g.rules().size(); ++r) {
@@ -275,7 +279,9 @@ void RefuseRulesThatCannotBuild(const Grammar& g, const detail::RuleFacts& facts
                            std::to_string(limits.max_automaton_size) +
                            "); reduce its repetition bounds or nesting");
     }
+    if (facts.min_size[r] >= limits.max_automaton_size / kEagerShare) large.push_back(r);
   }
+  return large;
 }
 
 }  // namespace
@@ -293,7 +299,7 @@ Automaton::Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimi
   num_rules_ = g.rules().size();
   plan_ = std::make_unique<detail::RulePlan>();
   detail::RuleFacts facts = detail::AutomatonRuleFacts(g, limits.max_nesting_depth);
-  RefuseRulesThatCannotBuild(g, facts, limits);
+  large_rules_ = RefuseRulesThatCannotBuild(g, facts, limits);
   plan_->inlinable = std::move(facts.inlinable);
   plan_->depth = std::move(facts.depth);
   plan_->recursion = std::move(facts.recursion);
@@ -428,7 +434,21 @@ std::shared_ptr<const Automaton> Automaton::Build(std::shared_ptr<const Grammar>
   if (root >= grammar->rules().size()) throw std::out_of_range("Automaton::Build: no such rule");
   std::shared_ptr<Automaton> automaton(new Automaton(std::move(grammar), limits, root));
   automaton->RuleStart(automaton->root_);
+  for (RuleId r : automaton->large_rules_) automaton->BuildLargeRule(r);
   return automaton;
+}
+
+void Automaton::BuildLargeRule(RuleId r) const {
+  try {
+    RuleStart(r);
+  } catch (const LimitError& e) {
+    if (e.limit_name() != "max_automaton_size") throw;
+    throw LimitError(e.limit_name(),
+                     "rule '" + grammar_->rule(r).name + "' passes max_automaton_size (" +
+                         std::to_string(limits_.max_automaton_size) +
+                         " states and edges) once built; reduce its repetition bounds or "
+                         "nesting");
+  }
 }
 
 }  // namespace gbnf

@@ -60,7 +60,7 @@ py::dict RuleFactsByName(const std::shared_ptr<Grammar>& grammar, uint32_t max_n
   return out;
 }
 
-// Test support: the facts an automaton with this nesting limit builds from, all six per rule
+// Test support: the facts an automaton with this nesting limit builds from, all seven per rule
 // name, and whether they are the parser's (`reuse`: allowed to be).
 py::tuple AutomatonFactsByName(const std::shared_ptr<Grammar>& grammar,
                                uint32_t max_nesting_depth, bool reuse) {
@@ -72,7 +72,8 @@ py::tuple AutomatonFactsByName(const std::shared_ptr<Grammar>& grammar,
   for (RuleId r = 0; r < grammar->rules().size(); ++r) {
     out[py::str(grammar->rule(r).name)] =
         py::make_tuple(facts.productive[r] != 0, facts.nullable[r] != 0, facts.inlinable[r] != 0,
-                       facts.depth[r], facts.min_size[r], facts.reachable[r] != 0);
+                       facts.depth[r], facts.min_size[r], facts.reachable[r] != 0,
+                       facts.inlined_height[r]);
   }
   return py::make_tuple(reused, out);
 }

@@ -107,6 +107,7 @@ class GrammarBuilder {
     renumber(facts.inlinable);
     renumber(facts.depth);
     renumber(facts.min_size);
+    renumber(facts.inlined_height);
     renumber(facts.reachable);
     g.parsed_facts_ = std::make_shared<const detail::RuleFacts>(std::move(facts));
     return g;

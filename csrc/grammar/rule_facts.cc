@@ -1,6 +1,8 @@
 #include "grammar/rule_facts.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "automaton/utf8_ranges.h"
 #include "grammar/rule_graph.h"
@@ -91,16 +93,15 @@ struct RulePrograms {
         // class needs the set worked out; its byte automaton then holds a path as long as the
         // UTF-8 form of its largest code point (that many edges, and states).
         uint32_t size = node.ranges.empty() ? 1 : 2;
-        if (node.negated) {
-          const std::vector<CodepointRange> set = ClassCodepoints(node.ranges, true);
-          size = set.empty() ? 1 : 2 * Utf8Length(set.back().hi);
-        }
+        if (node.negated) size = SetSize(ClassCodepoints(node.ranges, true));
         steps.push_back({Step::kTerminal, size > 1, false, size, 0});
         return;
       }
-      case NodeKind::kAnyChar:
-        steps.push_back({Step::kTerminal, true, false, 2 * Utf8Length(0x10FFFF), 0});
+      case NodeKind::kAnyChar: {
+        static const uint32_t any_size = SetSize(AnyCodepoints());
+        steps.push_back({Step::kTerminal, true, false, any_size, 0});
         return;
+      }
       case NodeKind::kTokenRef:
         steps.push_back({Step::kTerminal, true, false, 2, 0});
         return;
@@ -111,6 +112,20 @@ struct RulePrograms {
     return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
   }
 
+  // A lower bound on the byte automaton of a code point set (1: empty, no edges). Its start has
+  // an edge per distinct first byte range of the set's UTF-8 sequences, and the longest encoding
+  // is a path: a state and an edge per further byte, and the end state.
+  static uint32_t SetSize(const std::vector<CodepointRange>& set) {
+    if (set.empty()) return 1;
+    std::vector<Utf8Sequence> sequences;
+    for (const CodepointRange& r : set) AppendUtf8Sequences(r.lo, r.hi, &sequences);
+    std::vector<std::pair<uint8_t, uint8_t>> leads;
+    for (const Utf8Sequence& q : sequences) leads.emplace_back(q.ranges[0].lo, q.ranges[0].hi);
+    std::sort(leads.begin(), leads.end());
+    const auto distinct = std::unique(leads.begin(), leads.end()) - leads.begin();
+    return static_cast<uint32_t>(distinct) + 2 * Utf8Length(set.back().hi) - 1;
+  }
+
   const RuleTree& tree_;
   std::vector<uint32_t> last_user_;  // per rule: the last rule seen referencing it
 };
@@ -118,13 +133,17 @@ struct RulePrograms {
 class RuleAnalysis {
  public:
   RuleAnalysis(const RuleTree& tree, uint32_t max_depth)
-      : tree_(tree), programs_(tree), max_depth_(max_depth), cost_(tree.rules.size(), kCostCap) {
+      : tree_(tree),
+        programs_(tree),
+        max_depth_(max_depth),
+        cost_(tree.rules.size(), kCostCap) {
     const size_t n = tree.rules.size();
     facts_.productive.assign(n, 0);
     facts_.nullable.assign(n, 0);
     facts_.inlinable.assign(n, 0);
     facts_.depth.assign(n, 0);
     facts_.min_size.assign(n, 0);
+    facts_.inlined_height.assign(n, 0);
     component_.assign(n, kNone);
     examined_.assign(n, 0);
   }
@@ -143,6 +162,11 @@ class RuleAnalysis {
     uint32_t cost;    // expanded size, inlinable callees counted by their own cost
     uint32_t height;  // AST depth below this node
     uint64_t size;    // lower bound on the NFA's states plus edges (RuleFacts::min_size)
+    // The same two with every inlinable reference expanded in place: the builder's nesting
+    // depth once the inlined bodies count (saturates past the limit), and the size then, a
+    // lower bound that holds when that depth is within the limit (every reference is inlined).
+    uint32_t inlined_height;
+    uint64_t inlined_size;
   };
   struct Gained {
     bool productive = false;
@@ -206,7 +230,10 @@ class RuleAnalysis {
   // Stores a rule's facts; says which of productive and nullable it has just become.
   Gained Record(RuleId r, const Summary& s) {
     facts_.depth[r] = std::min(s.height, max_depth_ + 1);
-    facts_.min_size[r] = s.size;
+    // Inside the nesting limit the builder inlines every inlinable reference (it inlines one
+    // where its depth plus the callee's fits), so the callees' own bounds count in full.
+    facts_.min_size[r] = s.inlined_height <= max_depth_ ? s.inlined_size : s.size;
+    facts_.inlined_height[r] = s.inlined_height;
     const Gained gained{s.productive && !facts_.productive[r], s.nullable && !facts_.nullable[r]};
     facts_.productive[r] |= static_cast<uint8_t>(s.productive);
     facts_.nullable[r] |= static_cast<uint8_t>(s.nullable);
@@ -220,7 +247,7 @@ class RuleAnalysis {
       const Step& step = programs_.steps[i];
       switch (step.kind) {
         case Step::kTerminal:
-          values_.push_back({step.productive, step.nullable, 1, 0, step.a});
+          values_.push_back({step.productive, step.nullable, 1, 0, step.a, 0, step.a});
           break;
         case Step::kRule: {
           // A call is a state and an edge; an inlinable rule is expanded in place where the
@@ -229,7 +256,9 @@ class RuleAnalysis {
           const bool inline_ = facts_.inlinable[c] != 0;
           values_.push_back({facts_.productive[c] != 0, facts_.nullable[c] != 0,
                              inline_ ? AddCost(1, cost_[c]) : 1u, 0,
-                             inline_ ? std::min<uint64_t>(2, facts_.min_size[c]) : 2});
+                             inline_ ? std::min<uint64_t>(2, facts_.min_size[c]) : 2,
+                             inline_ ? Deeper(facts_.inlined_height[c]) : 0,
+                             inline_ ? facts_.min_size[c] : 2});
           break;
         }
         case Step::kSequence:
@@ -237,7 +266,7 @@ class RuleAnalysis {
           const bool all = step.kind == Step::kSequence;
           // An alternation's literals share one trie, so it is at least its largest
           // alternative (and its end state).
-          Summary s{all, all, 1, 0, all ? 0u : 1u};
+          Summary s{all, all, 1, 0, all ? 0u : 1u, 0, all ? 0u : 1u};
           for (size_t k = values_.size() - step.a; k < values_.size(); ++k) {
             const Summary& part = values_[k];
             s.productive = all ? s.productive && part.productive : s.productive || part.productive;
@@ -245,6 +274,9 @@ class RuleAnalysis {
             s.cost = AddCost(s.cost, part.cost);
             s.height = std::max(s.height, part.height + 1);
             s.size = all ? AddSize(s.size, part.size) : std::max(s.size, AddSize(1, part.size));
+            s.inlined_height = std::max(s.inlined_height, Deeper(part.inlined_height));
+            s.inlined_size = all ? AddSize(s.inlined_size, part.inlined_size)
+                                 : std::max(s.inlined_size, AddSize(1, part.inlined_size));
           }
           values_.resize(values_.size() - step.a);
           values_.push_back(s);
@@ -259,13 +291,17 @@ class RuleAnalysis {
           const uint32_t built = step.b == kUnbounded ? std::max<uint32_t>(step.a, 1) : step.b;
           item = {may_be_empty || item.productive, may_be_empty || item.nullable,
                   MulCost(AddCost(1, item.cost), copies), item.height + 1,
-                  MulSize(item.size, built)};
+                  MulSize(item.size, built), Deeper(item.inlined_height),
+                  MulSize(item.inlined_size, built)};
           break;
         }
       }
     }
     return values_.back();
   }
+
+  // One level below `height`, saturated just past the nesting limit.
+  uint32_t Deeper(uint32_t height) const { return std::min(height, max_depth_) + 1; }
 
   const RuleTree& tree_;
   const RulePrograms programs_;
@@ -285,10 +321,12 @@ RuleFacts AnalyzeRules(const RuleTree& grammar, uint32_t max_nesting_depth, Rule
 
 RuleFacts AutomatonRuleFacts(const Grammar& grammar, uint32_t max_nesting_depth, bool* reused) {
   const RuleFacts* parsed = grammar.ParsedFacts();
+  // The parse's facts hold for a limit every body fits within, inlined callees included (the
+  // size bounds count those in full only then).
   const bool reuse =
       parsed != nullptr &&
-      std::all_of(parsed->depth.begin(), parsed->depth.end(),
-                  [max_nesting_depth](uint32_t depth) { return depth <= max_nesting_depth; });
+      std::all_of(parsed->inlined_height.begin(), parsed->inlined_height.end(),
+                  [max_nesting_depth](uint32_t height) { return height <= max_nesting_depth; });
   if (reused != nullptr) *reused = reuse;
   return reuse ? *parsed : AnalyzeRules(grammar, max_nesting_depth);
 }

@@ -43,6 +43,9 @@ struct RuleFacts {
   // the callee's bound), so that a rule too large for the automaton is refused before a
   // generation reaches it. Saturates at kSizeCap.
   std::vector<uint64_t> min_size;
+  // Per rule: its body's depth with the inlinable references expanded in place, capped at
+  // max_nesting_depth + 1 (within the limit the builder inlines every one of them).
+  std::vector<uint32_t> inlined_height;
   std::vector<uint8_t> reachable;  // per rule: reached from the root through references
   // Per rule of a recursive component (rules that reach each other): the component's first
   // member; kNotRecursive for the others.

@@ -90,9 +90,10 @@ def _rule_facts(
 
 def _automaton_facts(
     grammar: Grammar, max_nesting_depth: int, reuse: bool
-) -> tuple[bool, dict[str, tuple[bool, bool, bool, int, int, bool]]]:
+) -> tuple[bool, dict[str, tuple[bool, bool, bool, int, int, bool, int]]]:
     """Test support: (whether the parser's facts were used, per rule name (productive, nullable,
-    inlinable, body depth, size bound, reachable)); ``reuse=False`` computes them afresh."""
+    inlinable, body depth, size bound, reachable, body depth with inlined references expanded));
+    ``reuse=False`` computes them afresh."""
 
 def _rule_sizes(
     grammar: Grammar, max_nesting_depth: int, budget: int

@@ -188,8 +188,9 @@ LIMITS: tuple[Limit, ...] = (
     ),
     Limit(
         "automaton states + edges (rules are built on first reach; a rule the root reaches "
-        "that is sure to pass it is refused by `compile`/`Matcher`, naming the rule; one that "
-        "passes it only once built raises in the step that reaches it)",
+        "that is sure to pass it is refused by `compile`/`Matcher`, naming the rule; one whose "
+        "lower bound is an eighth of it or more is built there, and refused there if it passes "
+        "it; a smaller one that passes it once built raises in the step that reaches it)",
         MAX_AUTOMATON_SIZE,
         "",
         "`gs.limits.MAX_AUTOMATON_SIZE` (`GrammarTooComplexError`, `max_automaton_size`)",

@@ -163,6 +163,8 @@ class Automaton {
   Automaton(std::shared_ptr<const Grammar> grammar, const AutomatonLimits& limits, RuleId root);
   StateId BuildRule(RuleId r) const;
   void BuildRuleOnce(RuleId r) const;
+  // Builds one of large_rules_ (at Build), a size limit failure naming the rule.
+  void BuildLargeRule(RuleId r) const;
 
   std::shared_ptr<const Grammar> grammar_;
   AutomatonLimits limits_;
@@ -171,6 +173,9 @@ class Automaton {
   std::vector<uint8_t> rule_nullable_;
   std::vector<uint8_t> rule_productive_;
   std::unique_ptr<detail::RulePlan> plan_;
+  // Reachable rules whose size bound is a large share of the limit: built up front, so that one
+  // too large once built is refused by Build, not by a generation's step.
+  std::vector<RuleId> large_rules_;
   std::unique_ptr<std::atomic<StateId>[]> start_;  // per rule; kUnbuilt until built
   std::unique_ptr<std::once_flag[]> built_once_;    // per rule
   // The records of every state published so far, indexed by id. When a rule does not fit, the
