@@ -97,3 +97,34 @@ def test_one_automaton_per_regex_tree() -> None:
             pass
         else:
             raise AssertionError("TooLarge expected")
+
+
+def test_one_key_rule_per_set_of_declared_names() -> None:
+    # The keys beside the declared ones depend on the names alone: objects declaring the same
+    # names share one rule for them, whatever their values.
+    def point(y: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": {"x": {"type": "integer"}, "y": y}}
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": point({"type": "integer"}),
+            "c": point({"type": "string"}),
+            "d": {"type": "object", "properties": {"x": {"type": "integer"}}},
+        },
+    }
+    text = schema_to_gbnf(schema)
+    key_rules = re.findall(r'^(key(?:-\d+)?) ::= "\\"" key-[\d-]+$', text, re.M)
+    assert len(key_rules) == 3, text  # {x, y}, {x} and {a, c, d}
+    grammar = gs.Grammar.from_gbnf(text)
+    cases: list[Any] = [
+        {"a": {"x": 1, "y": 2, "z": "free"}, "c": {"x": 1, "y": "s", "yy": 0}},
+        {"a": {"y": "2"}},
+        {"c": {"y": 2}},
+        {"d": {"x": 3, "y": "any"}},  # (declared names first: property_order="schema")
+        {"d": {"x": "3"}},
+        {"a": {"xy": None}, "b": 1},
+    ]
+    for value in cases:
+        text_value = json.dumps(value)
+        assert accepts(grammar, text_value) is is_valid(schema, value), text_value

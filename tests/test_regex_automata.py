@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gbnf_sampler.limits import MAX_DFA_STATES
 from gbnf_sampler.regex import automata, tree
+from gbnf_sampler.regex.other_words import other_words
 
 ALPHABET = "abcdefgh"
 
@@ -69,3 +72,32 @@ def test_product_past_the_state_limit_fails() -> None:
         pass
     else:
         raise AssertionError("TooLarge expected")
+
+
+def _same_language(a: automata.Dfa, b: automata.Dfa) -> bool:
+    return (
+        automata.intersect(a, automata.complement(b)).is_empty()
+        and automata.intersect(b, automata.complement(a)).is_empty()
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(st.text("ab\u00e9\U0001f600", max_size=5), max_size=8),
+    texts=st.lists(st.text("ab\u00e9\U0001f600c", max_size=6), max_size=20),
+)
+def test_other_words_is_the_complement_of_the_words(words: list[str], texts: list[str]) -> None:
+    # Built from the trie, it must be the complement of the words' subset construction.
+    built = other_words(words)
+    if words:
+        literals = tree.alt(*(tree.literal(w) if w else tree.EMPTY for w in words))
+        assert _same_language(built, automata.complement(automata.from_regex(literals)))
+    for text in [*texts, *words]:
+        assert built.matches(text) is (text not in words), text
+
+
+def test_other_words_shares_the_ends_and_keeps_the_state_limit() -> None:
+    # "ab", "cd", "e": one state for the ends nothing continues; the root, "a", "c"; the sink.
+    assert len(other_words(["ab", "cd", "e"]).trans) == 5
+    with pytest.raises(automata.TooLarge):
+        other_words(f"{i:05d}ab" for i in range(MAX_DFA_STATES))  # two states of its own each

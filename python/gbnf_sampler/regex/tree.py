@@ -59,6 +59,8 @@ def intersect(a: Ranges, b: Ranges) -> Ranges:
 
 def subtract(a: Ranges, b: Ranges) -> Ranges:
     """The code points of ``a`` not in ``b`` (normalized inputs)."""
+    if not a or not b or a[-1][1] < b[0][0] or b[-1][1] < a[0][0]:
+        return tuple(a)  # apart (the common case: a JSON string's ranges and the surrogates)
     out: list[tuple[int, int]] = []
     j = 0
     for lo, hi in a:

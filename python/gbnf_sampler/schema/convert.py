@@ -24,7 +24,7 @@ from ..limits import (
 )
 from ..regex import tree
 from .any_order import AnyOrder, Member, any_order_states
-from .branch_pairs import facts, pairwise_disjoint
+from .branch_pairs import facts, forget_facts, pairwise_disjoint
 from .containers import array_rule, key_literal, object_rule
 from .context import Options
 from .emit import Layout, Rules, any_value
@@ -111,7 +111,10 @@ class Converter:
         self.number_free: set[tuple[str, int, bool]] = set()
 
     def convert(self) -> str:
-        expr = self.value(self.resolver.root, "", 0)
+        try:
+            expr = self.value(self.resolver.root, "", 0)
+        finally:
+            forget_facts()
         if expr is None:
             raise SchemaError("no JSON value satisfies the schema", "")
         return self.rules.text(expr)

@@ -44,6 +44,8 @@ class Rules:
         self._char_sets: dict[Ranges, str] = {}
         self.formats: dict[str, str] = {}  # format name -> rule (format_grammars)
         self.strings: dict[str, str | None] = {}  # string keywords -> rule (scalars.string_rule)
+        # declared property names -> the rule for every other key (keys.KeySpace)
+        self.other_keys: dict[tuple[str, ...], str | None] = {}
         # base -> a number n such that base, base-2 .. base-(n-1) are all taken: the search
         # for a free name starts there (from 1 it was quadratic: 42 s of JFrog File Spec)
         self._taken_below: dict[str, int] = {}
@@ -260,9 +262,8 @@ def dfa_string_rule(rules: Rules, dfa: automata.Dfa, hint: str) -> str | None:
     if dfa.is_empty():
         return None
 
-    def chars(ranges: Ranges) -> str:
-        usable = tree.subtract(ranges, _SURROGATES)
-        return rules.json_chars(usable) if usable else ""
+    def chars(ranges: Ranges) -> str:  # (no surrogates left: see above)
+        return rules.json_chars(ranges) if ranges else ""
 
     start = automata.to_rules(dfa, chars, rules.define, rules.reserve, '"\\""', hint)
     return rules.add(hint, f'"\\"" {start}')

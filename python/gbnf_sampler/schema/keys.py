@@ -15,6 +15,7 @@ from typing import Any
 
 from ..limits import MAX_PATTERN_GROUPS
 from ..regex import automata, tree
+from ..regex.other_words import other_words
 from .context import SubschemaCompiler
 from .emit import any_string, dfa_string_rule
 from .refs import ANNOTATIONS
@@ -128,8 +129,15 @@ class KeySpace:
     def members(self, declared: list[str], additional: Any, depth: int) -> str | None:
         """GBNF for one non-declared member (key, colon, value), or None if none may appear."""
         base: list[automata.Dfa] = []
-        if declared:
-            base.append(automata.complement(to_dfa(_literals(declared), self.path)))
+        # Without patterns or propertyNames the other keys depend on the declared names alone:
+        # objects with the same names share one key rule (AWS CloudFormation: 6,634 objects,
+        # 3,262 name sets).
+        shared = None if self.groups or self.allowed is not None else tuple(sorted(set(declared)))
+        if declared and (shared is None or shared not in self.conv.rules.other_keys):
+            try:
+                base.append(other_words(declared))
+            except automata.TooLarge as err:
+                raise Unsupported(f"key automaton too large ({err})", self.path) from None
         if self.allowed is not None:
             base.append(self.allowed)
         options: list[str] = []
@@ -143,7 +151,7 @@ class KeySpace:
                     self._option(options, base, set(chosen), value, sub, depth)
             if additional is not False:
                 sub = pointer(self.path, "additionalProperties")
-                self._option(options, base, set(), additional, sub, depth)
+                self._option(options, base, set(), additional, sub, depth, shared)
         except automata.TooLarge as err:
             raise Unsupported(
                 f"key automaton too large ({err})", pointer(self.path, "patternProperties")
@@ -158,18 +166,28 @@ class KeySpace:
         schema: Any,
         path: str,
         depth: int,
+        shared: tuple[str, ...] | None = None,
     ) -> None:
-        parts = list(base)
-        for i, (_, dfa) in enumerate(self.groups):
-            parts.append(dfa if i in chosen else automata.complement(dfa))
-        region = _intersect_all(parts)
-        if region is None:
-            key = any_string(self.conv.rules)
+        """Adds the option for the keys of the region ``chosen`` names (its patterns' groups),
+        unless no key is left there; ``shared``: the declared names, when they alone make the
+        region (its key rule is then made once per conversion)."""
+        known = self.conv.rules.other_keys
+        if shared is not None and shared in known:
+            key = known[shared]
         else:
-            found = dfa_string_rule(self.conv.rules, region, "key")
-            if found is None:
-                return
-            key = found
+            parts = list(base)
+            for i, (_, dfa) in enumerate(self.groups):
+                parts.append(dfa if i in chosen else automata.complement(dfa))
+            region = _intersect_all(parts)
+            key = (
+                any_string(self.conv.rules)
+                if region is None
+                else dfa_string_rule(self.conv.rules, region, "key")
+            )
+            if shared is not None:
+                known[shared] = key
+        if key is None:
+            return
         value = self.conv.value(schema, path, depth + 1)
         if value is not None:
             options.append(f"{key} {self.conv.layout.colon()} {value}")
