@@ -133,10 +133,7 @@ struct RulePrograms {
 class RuleAnalysis {
  public:
   RuleAnalysis(const RuleTree& tree, uint32_t max_depth)
-      : tree_(tree),
-        programs_(tree),
-        max_depth_(max_depth),
-        cost_(tree.rules.size(), kCostCap) {
+      : tree_(tree), programs_(tree), max_depth_(max_depth), cost_(tree.rules.size(), kCostCap) {
     const size_t n = tree.rules.size();
     facts_.productive.assign(n, 0);
     facts_.nullable.assign(n, 0);

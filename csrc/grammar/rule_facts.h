@@ -39,9 +39,10 @@ struct RuleFacts {
   std::vector<uint8_t> inlinable;   // per rule: 1 when references to it may be replaced by its body
   std::vector<uint32_t> depth;      // per rule: its body's AST depth, capped at max_nesting_depth + 1
   // Per rule: a lower bound on the states plus edges of its own NFA (nfa_builder.cc builds it:
-  // repetitions as copies, references to inlinable rules counted as the smaller of a call and
-  // the callee's bound), so that a rule too large for the automaton is refused before a
-  // generation reaches it. Saturates at kSizeCap.
+  // repetitions as copies; references to inlinable rules counted by the callee's bound when
+  // the rule's inlined_height is within the nesting limit, else as the smaller of a call and
+  // that bound), so that a rule too large for the automaton is refused before a generation
+  // reaches it. Saturates at kSizeCap.
   std::vector<uint64_t> min_size;
   // Per rule: its body's depth with the inlinable references expanded in place, capped at
   // max_nesting_depth + 1 (within the limit the builder inlines every one of them).
