@@ -138,6 +138,23 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [5, 10, 20],
         [0, 3, 25, 7],
     ),
+    # Ranges too wide to list (257 multiples here) or open on one side: the range's spellings
+    # intersected with the remainder automaton.
+    "multiple-of-int-wide-range": (
+        {"type": "integer", "multipleOf": 16, "minimum": 0, "maximum": 4096},
+        [0, 16, 2048, 4096],
+        [4112, 17, -16, 8],
+    ),
+    "multiple-of-int-lower-bound": (
+        {"type": "integer", "multipleOf": 7, "minimum": -5},
+        [0, 7, 700014],
+        [-7, 8, -14],
+    ),
+    "multiple-of-number-upper-bound": (
+        {"type": "number", "multipleOf": 3, "maximum": 100},
+        [99, -3, 0, 3.0, -300],
+        [102, 100, 1.5, 4],
+    ),
     "multiple-of-decimal": (
         {"type": "number", "multipleOf": 0.01},
         [1, 1.5, 2.25, -0.5],

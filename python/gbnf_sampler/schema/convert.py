@@ -30,11 +30,12 @@ from .context import Options
 from .emit import Layout, Rules, any_value
 from .instance import InstanceChecker
 from .keyword_types import KeywordChecker
+from .keywords import is_keyword
 from .kinds import Cannot
 from .logic import conditional_conjuncts
 from .number_ranges import literal_number_gbnf
 from .overlap import exclusive_alternatives
-from .refs import ANNOTATIONS, Resolver, merge, normalize
+from .refs import Resolver, merge, normalize
 from .scalars import (
     Unsupported,
     integer_rule,
@@ -145,7 +146,7 @@ class Converter:
             self.unsupported(Unsupported(NOT_A_SCHEMA, path))
             return any_value(self.rules, self.layout, depth)
         ref = schema.get("$ref")
-        if isinstance(ref, str) and all(k in ANNOTATIONS or k == "$ref" for k in schema):
+        if isinstance(ref, str) and not any(is_keyword(k) and k != "$ref" for k in schema):
             return self.ref(ref, path, depth)
         self.nesting += 1
         try:
@@ -307,7 +308,7 @@ class Converter:
         if not isinstance(branches, list):
             raise SchemaError(f"{key} must be an array", pointer(path, key))
         rest = {k: v for k, v in flat.items() if k != key}
-        meaningful = {k: v for k, v in rest.items() if k not in ANNOTATIONS}
+        meaningful = {k: v for k, v in rest.items() if is_keyword(k)}
         paths = [pointer(path, key, i) for i in range(len(branches))]
         own = branches
         if meaningful:
@@ -423,7 +424,7 @@ class Converter:
     def apply_not(self, flat: dict[str, Any], types: set[str], path: str) -> set[str]:
         nots = flat.get("__nots__", [flat["not"]] if "not" in flat else [])
         for i, neg in enumerate(nots):
-            if isinstance(neg, dict) and set(neg) - ANNOTATIONS <= {"type"} and "type" in neg:
+            if isinstance(neg, dict) and {k for k in neg if is_keyword(k)} == {"type"}:
                 excluded = type_set(neg) or set()
                 types = types - excluded
                 if "integer" in excluded and "number" in types:

@@ -227,6 +227,12 @@ REGULAR_SUBSETS = {
 } | {"regex": REGEX_FLAT}
 
 EXACT = frozenset({"date", "date-time", "time", "ipv4", "ip-address", "ipv6", "json-pointer"})
+# The exact formats that jsonschema's checker asserts whatever the draft (draft 4 does not
+# assert ``date``, draft 3 not ``ipv4``...). Only these may prove a value invalid: ``oneOf``
+# branches told apart by a format, or a format negated (the converter does not read
+# ``$schema``; a format asserted in only some drafts would let a value that draft's checker
+# accepts count as rejected).
+EVERY_DRAFT = frozenset({"date-time", "ipv6"})
 SUBSET = frozenset({"regex", "hostname", "host-name", "idn-hostname"})
 KINDS: dict[str, str] = {
     name: "exact" if name in EXACT else "subset" if name in SUBSET else "standard"
@@ -369,6 +375,7 @@ def _plain_uri(value: str) -> bool:
 __all__ = [
     "ASSERTED",
     "COMPACT",
+    "EVERY_DRAFT",
     "EXACT",
     "FORMATS",
     "GRAMMAR_FORMATS",

@@ -18,7 +18,7 @@ from ..regex import automata, tree
 from ..regex.other_words import other_words
 from .context import SubschemaCompiler
 from .emit import any_string, dfa_string_rule
-from .refs import ANNOTATIONS
+from .keywords import is_keyword
 from .scalars import Unsupported, format_nodes, kw_int, pointer, regex_node
 
 _STRING_KEYWORDS = {
@@ -35,7 +35,7 @@ _STRING_KEYWORDS = {
 
 
 def trivial(schema: Any) -> bool:
-    return schema is True or (isinstance(schema, dict) and not (set(schema) - ANNOTATIONS))
+    return schema is True or (isinstance(schema, dict) and not any(is_keyword(k) for k in schema))
 
 
 def _literals(names: list[str]) -> tree.Node:
@@ -49,7 +49,7 @@ def string_dfa(conv: SubschemaCompiler, schema: Any, path: str) -> automata.Dfa 
         return None
     if flat is False:
         return automata.from_regex(tree.NEVER)
-    unknown = set(flat) - ANNOTATIONS - _STRING_KEYWORDS
+    unknown = {k for k in flat if is_keyword(k)} - _STRING_KEYWORDS
     if unknown:
         raise Unsupported(f"propertyNames with {sorted(unknown)[0]}", path)
     parts: list[tree.Node] = []

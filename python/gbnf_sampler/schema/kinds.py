@@ -14,86 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..limits import MAX_SCHEMA_KIND_DEPTH
-from .refs import ANNOTATIONS, merge
+from .keywords import ALL_KIND_KEYWORDS, KIND_KEYWORDS, is_keyword
+from .refs import merge
 from .values import type_set, value_key
 
 KINDS = ("null", "boolean", "object", "array", "string", "number")
 # The types of each kind (``number`` includes ``integer``).
 KIND_TYPES = {k: {k} for k in KINDS} | {"number": {"number", "integer"}}
-
-OBJECT_KEYWORDS = frozenset(
-    {
-        "__some_member__",
-        "properties",
-        "required",
-        "additionalProperties",
-        "patternProperties",
-        "propertyNames",
-        "minProperties",
-        "maxProperties",
-        "dependencies",
-        "dependentRequired",
-        "dependentSchemas",
-        "unevaluatedProperties",
-    }
-)
-ARRAY_KEYWORDS = frozenset(
-    {
-        "items",
-        "prefixItems",
-        "additionalItems",
-        "minItems",
-        "maxItems",
-        "uniqueItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "unevaluatedItems",
-    }
-)
-STRING_KEYWORDS = frozenset(
-    {
-        "pattern",
-        "__patterns__",
-        "format",
-        "__formats__",
-        "minLength",
-        "maxLength",
-        "__not_in__",
-        "__not_strings__",
-    }
-)
-NUMBER_KEYWORDS = frozenset(
-    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "__non_integral__"}
-)
-KIND_KEYWORDS = {
-    "null": frozenset(),
-    "boolean": frozenset(),
-    "object": OBJECT_KEYWORDS,
-    "array": ARRAY_KEYWORDS,
-    "string": STRING_KEYWORDS,
-    "number": NUMBER_KEYWORDS,
-}
-ALL_KIND_KEYWORDS = OBJECT_KEYWORDS | ARRAY_KEYWORDS | STRING_KEYWORDS | NUMBER_KEYWORDS
-# Keywords about values of every kind; any other unknown key is an annotation (jsonschema
-# ignores it, and so does the converter).
-GENERIC_KEYWORDS = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "anyOf",
-        "oneOf",
-        "allOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "$ref",
-        "$dynamicRef",
-        "$recursiveRef",
-    }
-)
 
 # Keyword values that constrain nothing.
 _NEUTRAL: dict[str, tuple[Any, ...]] = {
@@ -127,13 +54,6 @@ def kind_of(value: Any) -> str:
     if isinstance(value, str):
         return "string"
     return "array" if isinstance(value, list) else "object"
-
-
-def is_keyword(key: str) -> bool:
-    """Whether ``key`` constrains values (else it is an annotation or unknown: ignored)."""
-    if key in ANNOTATIONS:
-        return False
-    return key in GENERIC_KEYWORDS or key in ALL_KIND_KEYWORDS or key.startswith("__")
 
 
 def restrict(schema: Any, kind: str, flatten: Flatten, depth: int = 0) -> Any:
@@ -233,12 +153,9 @@ def status(restricted: Any) -> str:
 
 
 __all__ = [
-    "ARRAY_KEYWORDS",
     "KINDS",
     "KIND_TYPES",
-    "OBJECT_KEYWORDS",
     "Cannot",
-    "is_keyword",
     "kind_of",
     "restrict",
     "restrict_keyword",

@@ -7,7 +7,9 @@
 a kind the schema rejects entirely is allowed, one it accepts entirely is left out, and in between
 the keywords are negated one by one (``not (a and b)`` is ``not a or not b``): ``type: integer``
 (numbers that are not integers: ``__non_integral__``), enums of strings and
-booleans, string patterns and lengths (as the complement automaton), numeric bounds, item and
+booleans (beside other keywords: the values those reject too), string patterns, lengths and
+the formats asserted exactly in every draft (as the complement automaton), excluded strings
+(``__not_in__``: one of them), numeric bounds, item and
 property counts, required and declared properties (recursively), ``additionalProperties`` (some
 undeclared member with a value it rejects: ``__some_member__``), ``items`` (some item outside
 it: ``contains``) and ``contains`` (every item outside it), ``anyOf``, ``oneOf`` (no branch, or
@@ -26,13 +28,18 @@ from typing import Any
 
 from ..limits import MAX_DEPENDENCIES, MAX_NEGATED_ONEOF_BRANCHES, MAX_NEGATION_DEPTH
 from .branch_pairs import pairwise_disjoint
+from .formats import EVERY_DRAFT
 from .kinds import KINDS, Cannot, Flatten, restrict, status
 from .refs import merge, normalize
+from .scalars import formats_of
 
 _KIND_TYPE = {k: k for k in KINDS}
-# String keywords whose language can be excluded exactly (formats are checked by jsonschema's
-# own code, which the grammar's format regexes only approximate from inside).
-_NEGATABLE_STRING = frozenset({"pattern", "__patterns__", "minLength", "maxLength"})
+# String keywords whose language can be excluded exactly. Formats only when jsonschema's checker
+# accepts exactly the grammar's format automaton in every draft (``formats.EVERY_DRAFT``);
+# elsewhere the regexes only approximate its own code from inside.
+_NEGATABLE_STRING = frozenset(
+    {"pattern", "__patterns__", "minLength", "maxLength", "format", "__formats__"}
+)
 _BOUND_NEGATIONS = {
     "minimum": "exclusiveMaximum",
     "exclusiveMinimum": "maximum",
@@ -145,11 +152,15 @@ def _negate_one_of(branches: list[Any], kind: str, flatten: Flatten, depth: int)
 def _negate_keywords(rest: dict[str, Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:
     keys = set(rest)
     if "enum" in keys:
-        if keys != {"enum"}:
-            raise Cannot("enum with other keywords")
-        return _negate_enum(rest["enum"], kind)
-    if kind == "string" and keys <= _NEGATABLE_STRING:
-        return [{"type": "string", "__not_strings__": [rest]}]
+        options = _negate_enum(rest["enum"], kind)
+        others = {k: v for k, v in rest.items() if k != "enum"}
+        if others:
+            # not (E and R) = not E, or a value of E that R rejects: the converter lists an
+            # enum's values checking each, so "not R" need not be built as a grammar here.
+            options.append({"type": _KIND_TYPE[kind], "enum": rest["enum"], "not": others})
+        return options
+    if kind == "string":
+        return _negate_string(rest)
     if kind == "number" and keys <= set(_BOUND_NEGATIONS):
         out = []
         for key, value in rest.items():
@@ -160,6 +171,30 @@ def _negate_keywords(rest: dict[str, Any], kind: str, flatten: Flatten, depth: i
     if kind in ("object", "array"):
         return _negate_container(rest, kind, flatten, depth)
     raise Cannot(f"cannot negate {sorted(keys)[0]}")
+
+
+def _negate_string(rest: dict[str, Any]) -> list[Any]:
+    """``not (R and not in L)`` = ``not R``, or one of L; ``not R`` is the complement of R's
+    patterns, lengths and formats (those asserted exactly in every draft)."""
+    rest = dict(rest)
+    options: list[Any] = []
+    excluded = rest.pop("__not_in__", None)
+    if excluded is not None:
+        listed = [v for v in _as_list(excluded) if isinstance(v, str)]
+        if listed:
+            options.append({"type": "string", "enum": listed})
+    if rest:
+        unknown = set(rest) - _NEGATABLE_STRING
+        inexact = [f for f in formats_of(rest) if f not in EVERY_DRAFT]
+        if unknown or inexact:
+            what = sorted(unknown)[0] if unknown else f"format {inexact[0]!r}"
+            raise Cannot(f"cannot negate {what}")
+        options.append({"type": "string", "__not_strings__": [rest]})
+    return options
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _negate_enum(values: list[Any], kind: str) -> list[Any]:

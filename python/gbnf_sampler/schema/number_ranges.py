@@ -25,7 +25,7 @@ import re
 from decimal import Decimal
 
 from ..limits import MAX_ENUMERATED_MULTIPLES, MAX_MULTIPLE_OF_STATES
-from ..regex import tree
+from ..regex import automata, tree
 from ..regex.tree import EMPTY, NEVER, Chars, Node
 
 DIGIT = Chars(((0x30, 0x39),))
@@ -379,6 +379,25 @@ def multiple_of_rules(k: int, prefix: str) -> tuple[str, dict[str, str]]:
         starts.setdefault(d % k, []).append(d)
     first = " | ".join(f"{_digit_class(ds)} {prefix}-{t}" for t, ds in sorted(starts.items()))
     return f'"-"? ("0" | {first})', rules
+
+
+def multiples_dfa(k: int) -> automata.Dfa:
+    """Every string ``-?[0-9]+`` whose digits spell a multiple of ``k``: the remainder so far
+    is the state (1 + r; 0 the start, k + 1 after the sign). Intersected with a range's
+    spellings it gives the range's multiples, leading zeros left to the range."""
+    if k <= 0 or k > MAX_MULTIPLE_OF_STATES:
+        raise ValueError(f"multipleOf {k} needs more than {MAX_MULTIPLE_OF_STATES} states")
+
+    def digits_from(r: int) -> dict[int, tree.Ranges]:
+        row: dict[int, list[tuple[int, int]]] = {}
+        for d in range(10):
+            row.setdefault(1 + (r * 10 + d) % k, []).append((0x30 + d, 0x30 + d))
+        return {target: tuple(ranges) for target, ranges in row.items()}
+
+    start = digits_from(0)
+    start[k + 1] = ((0x2D, 0x2D),)
+    trans = [start, *(digits_from(r) for r in range(k)), digits_from(0)]
+    return automata.Dfa(trans, {1})
 
 
 def zero_tail_gbnf() -> str:

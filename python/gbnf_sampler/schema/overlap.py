@@ -6,8 +6,8 @@ kind at a time (:mod:`gbnf_sampler.schema.kinds`), since most branches differ by
 each kind and pair of branches that both admit it:
 
 * proves the pair disjoint (different enum values, required property with disjoint values or
-  forbidden by the other branch, string patterns whose automata do not intersect, numeric ranges,
-  item or property counts...); or
+  forbidden by the other branch, string patterns and exact formats whose automata do not
+  intersect, numeric ranges, item or property counts...); or
 * drops the kind from both when both accept every value of it (e.g. ``{"type": "string"}`` twice:
   no string matches exactly one); or
 * excludes the other branch from this one with :func:`negate_kind` (``A and not B``).
@@ -30,10 +30,11 @@ from ..limits import (
     MAX_REPEAT,
 )
 from ..regex import automata, tree
+from .formats import EVERY_DRAFT, format_dfa
 from .kinds import KINDS, Cannot, Flatten, restrict
 from .logic import negate_kind
 from .refs import merge
-from .scalars import Unsupported, regex_node
+from .scalars import Unsupported, formats_of, regex_node
 from .values import value_key
 
 _Bound = tuple[Decimal, bool] | None
@@ -118,17 +119,25 @@ class _Analysis:
 
     def language(self, schema: dict[str, Any], reading: str = "either") -> automata.Dfa | None:
         """The strings the patterns of ``schema`` may match (``reading="either"``: the widest
-        reading; "both": the strings they surely match), or None (no pattern, or too large)."""
+        reading, with the formats whose automaton is exactly what jsonschema's checker accepts
+        in every draft; "both": the strings the patterns surely match), or None (neither, or
+        too large)."""
         patterns = schema.get("__patterns__", [schema["pattern"]] if "pattern" in schema else [])
-        if not patterns:
+        formats = [f for f in formats_of(schema) if f in EVERY_DRAFT] if reading == "either" else []
+        if not patterns and not formats:
             return None
-        key = reading + "\x00" + "\x00".join(str(p) for p in patterns)
+        key = "\x00".join([reading, *map(str, patterns), "\x01", *formats])
         if key not in self.languages:
             try:
                 nodes = [regex_node(p, "", search=True, reading=reading) for p in patterns]
-                dfa = automata.from_regex(nodes[0])
-                for node in nodes[1:]:
-                    dfa = automata.intersect(dfa, automata.from_regex(node))
+                found = [format_dfa(f) for f in formats]
+                dfas = [automata.from_regex(node) for node in nodes]
+                dfas += [d for d in found if d is not None]
+                if len(dfas) < len(nodes) + len(formats):
+                    raise automata.TooLarge
+                dfa = dfas[0]
+                for other in dfas[1:]:
+                    dfa = automata.intersect(dfa, other)
                 self.languages[key] = dfa
             except (Unsupported, automata.TooLarge):
                 self.languages[key] = None

@@ -16,6 +16,7 @@ from ..errors import SchemaError
 from ..limits import MAX_ANYOF_BRANCHES, MAX_ANYOF_PAIRS_READ
 from .branch_pairs import compatible_pairs
 from .document import plain_json
+from .keywords import is_keyword
 from .values import type_set, value_key
 
 DEFAULT_BASE = "https://gbnf-sampler.invalid/schema.json"
@@ -24,36 +25,6 @@ DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples", "example"})
 # Keywords whose value maps names to schemas.
 NAME_MAPS = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
-)
-ANNOTATIONS = frozenset(
-    {
-        "title",
-        "description",
-        "default",
-        "examples",
-        "example",
-        "$comment",
-        "$schema",
-        "$id",
-        "id",
-        "$defs",
-        "definitions",
-        "$anchor",
-        "$dynamicAnchor",
-        "$vocabulary",
-        "readOnly",
-        "writeOnly",
-        "deprecated",
-        "contentMediaType",
-        "contentEncoding",
-        "contentSchema",
-        "markdownDescription",
-        "deprecationMessage",
-        "errorMessage",
-        "discriminator",
-        "externalDocs",
-        "xml",
-    }
 )
 
 
@@ -229,7 +200,15 @@ def _all_of(x: Any, y: Any) -> Any:
         return y
     if y is True or y == {} or x == y:
         return x
-    return {"allOf": [x, y]}
+    # One flat list: merging a property n times must not nest it n deep (the analyses that
+    # read it give up past a depth).
+    return {"allOf": [*_conjuncts(x), *_conjuncts(y)]}
+
+
+def _conjuncts(schema: Any) -> list[Any]:
+    if isinstance(schema, dict) and len(schema) == 1 and isinstance(schema.get("allOf"), list):
+        return list(schema["allOf"])
+    return [schema]
 
 
 def _merge_objects(a: dict[str, Any], b: dict[str, Any], out: dict[str, Any]) -> None:
@@ -322,9 +301,11 @@ def merge(a: Any, b: Any, path: str) -> Any:
     if b is True:
         return a
     a, b = _own_contains_bounds(a), _own_contains_bounds(b)
-    out = {k: v for k, v in a.items() if k not in ANNOTATIONS}
+    # Annotations and unknown keys mean nothing: neither kept nor compared (two references
+    # to one definition with different ``x-...`` notes are the same schema).
+    out = {k: v for k, v in a.items() if is_keyword(k)}
     for key, vb in b.items():
-        if key in ANNOTATIONS or key in ("type", "enum", "const", "properties"):
+        if not is_keyword(key) or key in ("type", "enum", "const", "properties"):
             continue
         if key in ("additionalProperties",) and ("properties" in a or "properties" in b):
             continue

@@ -14,7 +14,7 @@ from ..regex.tree import Chars, Node
 from . import number_ranges
 from .emit import Rules, any_number, any_string, dfa_string_rule, regex_string
 from .format_grammars import format_rule
-from .formats import COMPACT, FORMATS, GRAMMAR_FORMATS, REGULAR_SUBSETS
+from .formats import COMPACT, EVERY_DRAFT, FORMATS, GRAMMAR_FORMATS, REGULAR_SUBSETS
 from .refs import escape_pointer
 
 ANY_CHAR = Chars(((0, tree.MAX_CODEPOINT),))
@@ -208,13 +208,17 @@ def _automaton_string(
 
 
 def widest_language(schema: Any, path: str) -> list[Node]:
-    """A string schema of patterns and lengths (an excluded one, see ``logic``) read as
-    widely as ECMA-262 or Python could read it, so that excluding it is sound: the languages
-    whose intersection it accepts."""
+    """A string schema of patterns, lengths and formats (an excluded one, see ``logic``) read
+    as widely as ECMA-262 or Python could read it, so that excluding it is sound: the
+    languages whose intersection it accepts."""
     if not isinstance(schema, dict):
         raise Unsupported("malformed excluded string schema", path)
     patterns = schema.get("__patterns__", [schema["pattern"]] if "pattern" in schema else [])
     parts = [regex_node(p, path, search=True, reading="either") for p in patterns]
+    for fmt in formats_of(schema):
+        if fmt not in EVERY_DRAFT:  # its checker may accept strings outside the automaton
+            raise Unsupported(f"format {fmt!r} cannot be excluded exactly", path)
+        parts.append(regex_node(FORMATS[fmt], path, search=False))
     lo = kw_int(schema, "minLength", path, 0) or 0
     hi = kw_int(schema, "maxLength", path)
     if lo or hi is not None:
@@ -324,25 +328,39 @@ def integer_rule(
         node = number_ranges.integer_spellings(lo, hi, zero_tail)
         return rules.add(hint, tree.to_gbnf(node))
     tail = f" {number_ranges.zero_tail_gbnf()}" if zero_tail else ""
-    if lo is not None and hi is not None:
-        values = number_ranges.small_multiples(k, lo, hi)
-        if values is None:
-            raise Unsupported("multipleOf with a wide minimum/maximum range", f"{path}/multipleOf")
+    values = None if lo is None or hi is None else number_ranges.small_multiples(k, lo, hi)
+    if values is not None:
         if not values:
             return None
         negative_zero = 0 in values and values[0] < 0
         spelled = [f'"{v}"' for v in values] + (['"-0"'] if negative_zero else [])
         return rules.add(hint, f"({' | '.join(spelled)}){tail}")
-    if lo is not None or hi is not None:
-        raise Unsupported("multipleOf with a one-sided bound", f"{path}/multipleOf")
     if k > MAX_MULTIPLE_OF_STATES:
         raise Unsupported(f"multipleOf above {MAX_MULTIPLE_OF_STATES}", f"{path}/multipleOf")
+    if lo is not None or hi is not None:
+        return _bounded_multiples(rules, k, lo, hi, f"{path}/multipleOf", hint, tail)
     prefix = rules.reserve(f"{hint}-mod")
     expr, extra = number_ranges.multiple_of_rules(k, prefix)
     rules.define(prefix, f"{expr}{tail}")
     for name, body in extra.items():
         rules.define(name, body)
     return prefix
+
+
+def _bounded_multiples(
+    rules: Rules, k: int, lo: int | None, hi: int | None, path: str, hint: str, tail: str
+) -> str | None:
+    """The multiples of k in a range too wide to list: the range's spellings intersected
+    with the remainder automaton, printed as rules (one per state)."""
+    try:
+        spellings = automata.from_regex(number_ranges.integer_spellings(lo, hi, False))
+        dfa = automata.minimize(automata.intersect(spellings, number_ranges.multiples_dfa(k)))
+    except automata.TooLarge:
+        raise Unsupported("multipleOf with this range needs too large an automaton", path) from None
+    if dfa.is_empty():
+        return None
+    start = automata.to_rules(dfa, tree.raw_chars_gbnf, rules.define, rules.reserve, '""', hint)
+    return rules.add(hint, f"{start}{tail}")
 
 
 def _integer_multiple(schema: dict[str, Any], path: str) -> int | None:
