@@ -235,6 +235,8 @@ DEAD_END_ITEMS = [
     {"type": ["string", "boolean", "null"]},
     {"type": "array"},
     {"anyOf": [{"type": "string"}, {"enum": ["a", "b"]}]},
+    {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+    {"type": "string", "anyOf": [{"enum": ["x", "ab"]}, {"minLength": 2}]},
     *CLOSED_SETTLING,
 ]
 
@@ -302,6 +304,10 @@ OPEN = [
     {"oneOf": [{"type": "string"}, {"type": "object"}]},  # disjoint: no value in both
     {"type": "array", "items": {"type": "string"}},
     CLOSED_LAST_OPEN,
+    {"type": "string", "x-note": "id", "markdownDescription": "a name"},  # annotations
+    # Branches that only require members: the object still takes one more key.
+    {"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
+    {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
 ]
 NOT_OPEN = [
     {"type": "string", "maxLength": 1},  # about a million values: an array could use them up
@@ -333,6 +339,8 @@ NOT_OPEN = [
     {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},  # 5 values in all
     {"anyOf": [{"type": "string"}, {"enum": [1, 2]}]},  # "1" can only be 1
     {"oneOf": [{"type": "string"}, {"type": "string", "pattern": "^a"}]},  # overlapping
+    {"type": "object", "maxProperties": 1, "anyOf": [{"required": ["a"]}]},  # "{"a":1" ends
+    {"type": "string", "anyOf": [{"enum": ["x"]}, {"maxLength": 1}]},  # a million values
 ]
 
 
@@ -387,6 +395,8 @@ MANY_STRINGS = [
     {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}$"},
     {"type": "string", "maxLength": 9, "pattern": "^[a-z0-9](-?[a-z0-9])*$"},
     {"type": ["null", "string"], "maxLength": 4, "minLength": 1},
+    # A union has the values of its largest branch (a search: anything around "xy").
+    {"type": "string", "anyOf": [{"enum": ["x", "ab"]}, {"pattern": "xy"}]},
 ]
 
 

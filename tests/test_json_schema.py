@@ -519,6 +519,15 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         [{"a": [1]}],
         [{"b": 1}],
     ),
+    "unique-items-union-of-enums": (  # a oneOf of enums: few known values too
+        {
+            "type": "array",
+            "items": {"type": "string", "oneOf": [{"enum": ["a"]}, {"enum": ["b", "c"]}]},
+            "uniqueItems": True,
+        },
+        [[], ["a", "b"], ["c", "a", "b"]],
+        [["a", "a"], ["d"], ["b", "c", "b"], [1]],
+    ),
     "unique-items-enum": (
         {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True},
         [[], ["a"], ["b", "a"], ["a", "b", "c"], ["c", "a", "b"]],

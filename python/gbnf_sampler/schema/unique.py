@@ -28,6 +28,7 @@ from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import NEVER, elements, wrap
 from .formats import ASSERTED, format_dfa, format_never_ends
+from .keywords import is_keyword
 from .scalars import Unsupported, formats_of, kw_int, pointer, regex_node
 from .values import type_set, value_key
 
@@ -48,12 +49,30 @@ def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] 
     else:
         candidates = _small_domain(flat)
         if candidates is None:
+            candidates = _union_values(conv, flat, path)
+        if candidates is None:
             return None
         verdicts = [conv.instances.check(v, flat) for v in candidates]
         if None in verdicts:
             return None
         kept = [v for v, ok in zip(candidates, verdicts, strict=True) if ok]
     return list({value_key(v): v for v in kept}.values())
+
+
+def _union_values(conv: SubschemaCompiler, flat: dict[str, Any], path: str) -> list[Any] | None:
+    """The values of an ``anyOf``/``oneOf`` whose branches each allow few known values: their
+    union, a superset that the caller checks value by value against the whole schema."""
+    for word in ("anyOf", "oneOf"):
+        branches = flat.get(word)
+        if isinstance(branches, list) and branches:
+            out: list[Any] = []
+            for i, branch in enumerate(branches):
+                values = finite_values(conv, branch, pointer(path, word, i))
+                if values is None:
+                    return None
+                out += values
+            return out
+    return None
 
 
 def _small_domain(flat: dict[str, Any]) -> list[Any] | None:
@@ -90,9 +109,6 @@ def _bound(flat: dict[str, Any], key: str, exclusive: str, step: int) -> int | N
     if not found:
         return None
     return max(found) if step > 0 else min(found)
-
-
-_NOTES = frozenset({"title", "description", "default", "examples", "$comment"})
 
 
 def unique_array_rule(
@@ -145,6 +161,11 @@ _INFINITE_TYPES = frozenset({"string", "object", "number", "integer", "array"})
 _ALL_TYPES = _INFINITE_TYPES | {"boolean", "null"}
 
 
+def _keywords(schema: dict[str, Any]) -> set[str]:
+    """The keys that constrain values (annotations and unknown keys say nothing)."""
+    return {k for k in schema if is_keyword(k)}
+
+
 def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     """Every proper prefix of an item's JSON text can still be finished in infinitely many ways,
     or (a literal, checked at its first letter) in exactly one: the item is any value, a string
@@ -159,7 +180,7 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
         return flat is True
-    keys = set(flat) - _NOTES
+    keys = _keywords(flat)
     for word in ("anyOf", "oneOf"):
         if keys == {word} and isinstance(flat[word], list) and flat[word]:
             return _open_union(conv, flat[word], pointer(path, word), word == "oneOf")
@@ -170,6 +191,10 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
         return False  # only true/false/null: finitely many values
     if types == {"object"} and not _takes_any_key(conv, flat):
         return _closed_object_settles(conv, flat, path)
+    if types == {"object"}:
+        # Branches that only require members leave an object that takes any key as open: it
+        # can always take one more key that no branch names.
+        keys -= {w for w in ("anyOf", "oneOf") if w in keys and _only_requirements(flat[w])}
     allowed = frozenset().union(
         *(
             keys_of
@@ -226,7 +251,7 @@ def _closed_object_settles(conv: SubschemaCompiler, flat: dict[str, Any], path: 
     that forced rest when the value ends, csrc/matcher/distinct_items.h). ``anyOf``/``oneOf``
     branches that only list ``required`` members change neither, as long as a ``oneOf`` names
     only members before the open one (else writing one could forbid it)."""
-    if not set(flat) - _NOTES <= _CLOSED_OBJECT_KEYS:
+    if not _keywords(flat) <= _CLOSED_OBJECT_KEYS:
         return False
     props = flat.get("properties") or {}
     required = flat.get("required") or []
@@ -257,11 +282,21 @@ def _only_required_choices(flat: dict[str, Any], names: list[str], open_index: i
         if not isinstance(branches, list):
             return False
         for b in branches:
-            if not isinstance(b, dict) or set(b) - _NOTES != {"required"}:
+            if not isinstance(b, dict) or _keywords(b) != {"required"}:
                 return False
             if not isinstance(b["required"], list) or any(r not in allowed for r in b["required"]):
                 return False
     return True
+
+
+def _only_requirements(branches: Any) -> bool:
+    return isinstance(branches, list) and all(
+        isinstance(b, dict)
+        and _keywords(b) == {"required"}
+        and isinstance(b["required"], list)
+        and all(isinstance(r, str) for r in b["required"])
+        for b in branches
+    )
 
 
 def _one_spelling(value: Any) -> bool:
@@ -291,7 +326,14 @@ def _many_strings(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     types = type_set(flat)
     if types is None or "string" not in types or not types <= {"string", "null", "boolean"}:
         return False
-    if not set(flat) - _NOTES <= _OPEN_STRING_KEYS | {"maxLength"}:
+    if isinstance(flat.get("anyOf"), list):
+        # A union has at least the values of each branch (with the keywords beside it).
+        rest = {k: v for k, v in flat.items() if k != "anyOf"}
+        return any(
+            _many_strings(conv, {"allOf": [rest, branch]}, pointer(path, "anyOf", i))
+            for i, branch in enumerate(flat["anyOf"])
+        )
+    if not _keywords(flat) <= _OPEN_STRING_KEYS | {"maxLength"}:
         return False
     lo = kw_int(flat, "minLength", path, 0) or 0
     hi = kw_int(flat, "maxLength", path)
