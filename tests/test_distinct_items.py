@@ -462,6 +462,27 @@ def test_other_items_are_still_reported(items: Any) -> None:
     assert info.value.path == "/uniqueItems"
 
 
+@pytest.mark.parametrize(
+    ("items", "document"),
+    [
+        (
+            {"anyOf": [{"type": "string"}, {"type": "array", "items": {"$ref": "#/items"}}]},
+            '["a", [], ["b", ["c"]]]',
+        ),
+        ({"anyOf": [{"enum": [1]}, {"$ref": "#/items"}]}, "[1]"),
+    ],
+)
+def test_items_that_contain_themselves_are_reported(items: Any, document: str) -> None:
+    # The analysis looks a bounded depth in (it recursed until Python's limit before).
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    with pytest.raises(gs.SchemaError) as info:
+        schema_to_gbnf(schema, strict=True)
+    assert info.value.path == "/uniqueItems"
+    with pytest.warns(SchemaWarning, match="uniqueItems"):
+        text = schema_to_gbnf(schema, strict=False)
+    assert accepts(gs.Grammar.from_gbnf(text), document)
+
+
 def test_text_around_the_array_need_not_be_json() -> None:
     # A quote or a brace before the array (a tool call's wrapper, free text) must not shift the
     # scan: it starts at the "[" the parse holds in a marked rule.

@@ -23,7 +23,7 @@ import math
 from math import comb
 from typing import Any
 
-from ..limits import MAX_UNIQUE_DOMAIN, MAX_UNIQUE_STATES
+from ..limits import MAX_SCHEMA_KIND_DEPTH, MAX_UNIQUE_DOMAIN, MAX_UNIQUE_STATES
 from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import NEVER, elements, wrap
@@ -33,8 +33,13 @@ from .scalars import Unsupported, formats_of, kw_int, pointer, regex_node
 from .values import type_set, value_key
 
 
-def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] | None:
-    """The values an item schema allows when they are few and known (else None)."""
+def finite_values(
+    conv: SubschemaCompiler, schema: Any, path: str, depth: int = 0
+) -> list[Any] | None:
+    """The values an item schema allows when they are few and known (else None; ``depth``:
+    of nested unions, bounded for a union that refers back to itself)."""
+    if depth > MAX_SCHEMA_KIND_DEPTH:
+        return None
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
         return None
@@ -49,7 +54,7 @@ def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] 
     else:
         candidates = _small_domain(flat)
         if candidates is None:
-            candidates = _union_values(conv, flat, path)
+            candidates = _union_values(conv, flat, path, depth)
         if candidates is None:
             return None
         verdicts = [conv.instances.check(v, flat) for v in candidates]
@@ -59,7 +64,9 @@ def finite_values(conv: SubschemaCompiler, schema: Any, path: str) -> list[Any] 
     return list({value_key(v): v for v in kept}.values())
 
 
-def _union_values(conv: SubschemaCompiler, flat: dict[str, Any], path: str) -> list[Any] | None:
+def _union_values(
+    conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int
+) -> list[Any] | None:
     """The values of an ``anyOf``/``oneOf`` whose branches each allow few known values: their
     union, a superset that the caller checks value by value against the whole schema."""
     for word in ("anyOf", "oneOf"):
@@ -67,7 +74,7 @@ def _union_values(conv: SubschemaCompiler, flat: dict[str, Any], path: str) -> l
         if isinstance(branches, list) and branches:
             out: list[Any] = []
             for i, branch in enumerate(branches):
-                values = finite_values(conv, branch, pointer(path, word, i))
+                values = finite_values(conv, branch, pointer(path, word, i), depth + 1)
                 if values is None:
                     return None
                 out += values
@@ -166,7 +173,7 @@ def _keywords(schema: dict[str, Any]) -> set[str]:
     return {k for k in schema if is_keyword(k)}
 
 
-def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
+def open_ended(conv: SubschemaCompiler, schema: Any, path: str, depth: int = 0) -> bool:
     """Every proper prefix of an item's JSON text can still be finished in infinitely many ways,
     or (a literal, checked at its first letter) in exactly one: the item is any value, a string
     without maxLength (a pattern or an asserted format only when its automaton never ends,
@@ -176,21 +183,24 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
     other values may join or leave the choice: they change no prefix's infinity); a closed
     object only when the rest is forced once its last open member ends
     (:func:`_closed_object_settles`). Bounded numbers and bounded strings are not (string
-    items have their own rule, :func:`_many_strings`)."""
+    items have their own rule, :func:`_many_strings`). ``depth``: of the schemas looked into,
+    bounded for a schema that contains itself (a tree of arrays): deeper, not open-ended."""
+    if depth > MAX_SCHEMA_KIND_DEPTH:
+        return False
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
         return flat is True
     keys = _keywords(flat)
     for word in ("anyOf", "oneOf"):
         if keys == {word} and isinstance(flat[word], list) and flat[word]:
-            return _open_union(conv, flat[word], pointer(path, word), word == "oneOf")
+            return _open_union(conv, flat[word], pointer(path, word), word == "oneOf", depth)
     types = type_set(flat)
     if types is None:
         types = set(_ALL_TYPES)
     if not types & _INFINITE_TYPES:
         return False  # only true/false/null: finitely many values
     if types == {"object"} and not _takes_any_key(conv, flat):
-        return _closed_object_settles(conv, flat, path)
+        return _closed_object_settles(conv, flat, path, depth)
     if types == {"object"}:
         # Branches that only require members leave an object that takes any key as open: it
         # can always take one more key that no branch names.
@@ -214,19 +224,19 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
         return False
     if "object" in types and not _takes_any_key(conv, flat):
         return False
-    if "array" in types and not _array_never_ends(conv, flat, path):
+    if "array" in types and not _array_never_ends(conv, flat, path, depth):
         return False
     return "integer" not in types or _numbers_never_end(flat, types)
 
 
-def _array_never_ends(conv: SubschemaCompiler, flat: dict[str, Any], path: str) -> bool:
+def _array_never_ends(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> bool:
     """An array without maxItems can always take one more item when its items have a value
     (infinitely many distinct ones under ``uniqueItems``)."""
     items = flat.get("items", True)
     where = pointer(path, "items")
     if items is True or items == {}:
         return True
-    if open_ended(conv, items, where):
+    if open_ended(conv, items, where, depth + 1):
         return True
     if flat.get("uniqueItems") is True:
         return False
@@ -243,7 +253,9 @@ _CLOSED_OBJECT_KEYS = frozenset(
 )
 
 
-def _closed_object_settles(conv: SubschemaCompiler, flat: dict[str, Any], path: str) -> bool:
+def _closed_object_settles(
+    conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int
+) -> bool:
     """A closed object (no further keys) whose members come in the schema's order, where the
     last member that can take infinitely many values is open-ended and every member after it
     is required with a single value, spelled one way: each prefix still has infinitely many
@@ -264,7 +276,7 @@ def _closed_object_settles(conv: SubschemaCompiler, flat: dict[str, Any], path: 
     names = list(props)
     for i in range(len(names) - 1, -1, -1):
         where = pointer(path, "properties", names[i])
-        if open_ended(conv, props[names[i]], where):
+        if open_ended(conv, props[names[i]], where, depth + 1):
             return _only_required_choices(flat, names, i)
         values = finite_values(conv, props[names[i]], where)
         if names[i] not in required or values is None or len(values) != 1:
@@ -369,7 +381,9 @@ def _numbers_never_end(flat: dict[str, Any], types: set[str]) -> bool:
     return low is not None and low >= 1
 
 
-def _open_union(conv: SubschemaCompiler, branches: list[Any], path: str, exclusive: bool) -> bool:
+def _open_union(
+    conv: SubschemaCompiler, branches: list[Any], path: str, exclusive: bool, depth: int
+) -> bool:
     """An ``anyOf``/``oneOf`` is open-ended when its open-ended branches accept every value of
     the others, each a small finite set (``anyOf: [{type: string}, {enum: [...]}]``): the union
     is then the open-ended branches' union, less finitely many values for a ``oneOf``. A
@@ -379,7 +393,7 @@ def _open_union(conv: SubschemaCompiler, branches: list[Any], path: str, exclusi
     finite: list[list[Any]] = []
     for i, sub in enumerate(branches):
         where = pointer(path, i)
-        if open_ended(conv, sub, where):
+        if open_ended(conv, sub, where, depth + 1):
             open_flats.append(conv.flatten(sub, where, ()))
             continue
         values = finite_values(conv, sub, where)
