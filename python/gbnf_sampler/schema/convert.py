@@ -30,7 +30,7 @@ from .context import Options
 from .emit import Layout, Rules, any_value
 from .instance import InstanceChecker
 from .keyword_types import KeywordChecker
-from .keywords import is_keyword
+from .keywords import is_keyword, keywords_of
 from .kinds import Cannot
 from .logic import conditional_conjuncts
 from .number_ranges import literal_number_gbnf
@@ -424,7 +424,7 @@ class Converter:
     def apply_not(self, flat: dict[str, Any], types: set[str], path: str) -> set[str]:
         nots = flat.get("__nots__", [flat["not"]] if "not" in flat else [])
         for i, neg in enumerate(nots):
-            if isinstance(neg, dict) and {k for k in neg if is_keyword(k)} == {"type"}:
+            if isinstance(neg, dict) and keywords_of(neg) == {"type"}:
                 excluded = type_set(neg) or set()
                 types = types - excluded
                 if "integer" in excluded and "number" in types:

@@ -18,7 +18,7 @@ from ..regex import automata, tree
 from ..regex.other_words import other_words
 from .context import SubschemaCompiler
 from .emit import any_string, dfa_string_rule
-from .keywords import is_keyword
+from .keywords import is_keyword, keywords_of
 from .scalars import Unsupported, format_nodes, kw_int, pointer, regex_node
 
 _STRING_KEYWORDS = {
@@ -49,7 +49,7 @@ def string_dfa(conv: SubschemaCompiler, schema: Any, path: str) -> automata.Dfa 
         return None
     if flat is False:
         return automata.from_regex(tree.NEVER)
-    unknown = {k for k in flat if is_keyword(k)} - _STRING_KEYWORDS
+    unknown = keywords_of(flat) - _STRING_KEYWORDS
     if unknown:
         raise Unsupported(f"propertyNames with {sorted(unknown)[0]}", path)
     parts: list[tree.Node] = []

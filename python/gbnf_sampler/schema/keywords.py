@@ -7,6 +7,8 @@ constraints, and two schemas that differ only in them mean the same.
 
 from __future__ import annotations
 
+from typing import Any
+
 ANNOTATIONS = frozenset(
     {
         "title",
@@ -120,6 +122,11 @@ def is_keyword(key: str) -> bool:
     return key in GENERIC_KEYWORDS or key in ALL_KIND_KEYWORDS or key.startswith("__")
 
 
+def keywords_of(schema: dict[str, Any]) -> set[str]:
+    """The keys of ``schema`` that constrain values."""
+    return {k for k in schema if is_keyword(k)}
+
+
 __all__ = [
     "ALL_KIND_KEYWORDS",
     "ANNOTATIONS",
@@ -130,4 +137,5 @@ __all__ = [
     "OBJECT_KEYWORDS",
     "STRING_KEYWORDS",
     "is_keyword",
+    "keywords_of",
 ]

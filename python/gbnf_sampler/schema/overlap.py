@@ -131,10 +131,10 @@ class _Analysis:
             try:
                 nodes = [regex_node(p, "", search=True, reading=reading) for p in patterns]
                 found = [format_dfa(f) for f in formats]
+                if None in found:
+                    raise automata.TooLarge
                 dfas = [automata.from_regex(node) for node in nodes]
                 dfas += [d for d in found if d is not None]
-                if len(dfas) < len(nodes) + len(formats):
-                    raise automata.TooLarge
                 dfa = dfas[0]
                 for other in dfas[1:]:
                     dfa = automata.intersect(dfa, other)

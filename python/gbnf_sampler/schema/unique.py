@@ -28,7 +28,7 @@ from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import NEVER, elements, wrap
 from .formats import ASSERTED, format_dfa, format_never_ends
-from .keywords import is_keyword
+from .keywords import keywords_of
 from .scalars import Unsupported, formats_of, kw_int, pointer, regex_node
 from .values import type_set, value_key
 
@@ -168,11 +168,6 @@ _INFINITE_TYPES = frozenset({"string", "object", "number", "integer", "array"})
 _ALL_TYPES = _INFINITE_TYPES | {"boolean", "null"}
 
 
-def _keywords(schema: dict[str, Any]) -> set[str]:
-    """The keys that constrain values (annotations and unknown keys say nothing)."""
-    return {k for k in schema if is_keyword(k)}
-
-
 def open_ended(conv: SubschemaCompiler, schema: Any, path: str, depth: int = 0) -> bool:
     """Every proper prefix of an item's JSON text can still be finished in infinitely many ways,
     or (a literal, checked at its first letter) in exactly one: the item is any value, a string
@@ -190,7 +185,7 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str, depth: int = 0) 
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
         return flat is True
-    keys = _keywords(flat)
+    keys = keywords_of(flat)
     for word in ("anyOf", "oneOf"):
         if keys == {word} and isinstance(flat[word], list) and flat[word]:
             return _open_union(conv, flat[word], pointer(path, word), word == "oneOf", depth)
@@ -263,7 +258,7 @@ def _closed_object_settles(
     that forced rest when the value ends, csrc/matcher/distinct_items.h). ``anyOf``/``oneOf``
     branches that only list ``required`` members change neither, as long as a ``oneOf`` names
     only members before the open one (else writing one could forbid it)."""
-    if not _keywords(flat) <= _CLOSED_OBJECT_KEYS:
+    if not keywords_of(flat) <= _CLOSED_OBJECT_KEYS:
         return False
     props = flat.get("properties") or {}
     required = flat.get("required") or []
@@ -294,7 +289,7 @@ def _only_required_choices(flat: dict[str, Any], names: list[str], open_index: i
         if not isinstance(branches, list):
             return False
         for b in branches:
-            if not isinstance(b, dict) or _keywords(b) != {"required"}:
+            if not isinstance(b, dict) or keywords_of(b) != {"required"}:
                 return False
             if not isinstance(b["required"], list) or any(r not in allowed for r in b["required"]):
                 return False
@@ -304,7 +299,7 @@ def _only_required_choices(flat: dict[str, Any], names: list[str], open_index: i
 def _only_requirements(branches: Any) -> bool:
     return isinstance(branches, list) and all(
         isinstance(b, dict)
-        and _keywords(b) == {"required"}
+        and keywords_of(b) == {"required"}
         and isinstance(b["required"], list)
         and all(isinstance(r, str) for r in b["required"])
         for b in branches
@@ -345,7 +340,7 @@ def _many_strings(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
             _many_strings(conv, {"allOf": [rest, branch]}, pointer(path, "anyOf", i))
             for i, branch in enumerate(flat["anyOf"])
         )
-    if not _keywords(flat) <= _OPEN_STRING_KEYS | {"maxLength"}:
+    if not keywords_of(flat) <= _OPEN_STRING_KEYS | {"maxLength"}:
         return False
     lo = kw_int(flat, "minLength", path, 0) or 0
     hi = kw_int(flat, "maxLength", path)
