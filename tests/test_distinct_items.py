@@ -229,6 +229,23 @@ CLOSED_SETTLING = [
 ]
 DEAD_END_ITEMS = [
     {"anyOf": [{"type": "string"}, {"type": "object"}]},
+    {"type": "integer"},
+    {"type": "number", "maximum": 1},
+    {"type": ["integer", "null", "string"], "maxLength": 1},
+    {"enum": [None, True, "a", 0, 1, 2, 10, 20, "ab", "b", "ba", "c"]},  # can run out
+    {"anyOf": [{"type": "string", "maxLength": 1}, {"type": "object"}]},
+    {"anyOf": [{"enum": [1, "a", None]}, {"type": "array"}]},
+    {
+        "type": "object",
+        "properties": {"a": {"type": "boolean"}},
+        "additionalProperties": {"const": 1},
+    },
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"b": {"type": "boolean"}},
+        "patternProperties": {"a": {}},  # (the toy vocabulary spells few escapes)
+    },
     True,  # any value: literals are refused at their first letter
     {"type": "number"},
     {"type": "integer", "minimum": 1},
@@ -308,6 +325,21 @@ OPEN = [
     # Branches that only require members: the object still takes one more key.
     {"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
     {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+    # Closed, but "x-..." keys with any value can always follow the declared ones.
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"type": "boolean"}},
+        "patternProperties": {"^x-": {}},
+    },
+    {"type": "number", "format": "ports"},  # formats assert nothing about numbers
+    # Any further key, with a value of its schema (null; distinct strings beside "a").
+    {"type": "object", "additionalProperties": {"type": "null"}},
+    {
+        "type": "object",
+        "properties": {"a": {"type": "boolean"}},
+        "additionalProperties": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+    },
 ]
 NOT_OPEN = [
     {"type": "string", "maxLength": 1},  # about a million values: an array could use them up
@@ -316,6 +348,23 @@ NOT_OPEN = [
     {"type": "string", "format": "date"},
     {"type": "string", "format": "uri", "pattern": "x"},  # two constraints: not decided
     {"type": "object", "maxProperties": 2},
+    {  # no further key has a value
+        "type": "object",
+        "properties": {"a": {"type": "boolean"}},
+        "additionalProperties": {"not": {}},
+    },
+    {  # one name only
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"type": "boolean"}},
+        "patternProperties": {"^x-$": {}},
+    },
+    {  # "{"x":" can only take a boolean
+        "type": "object",
+        "additionalProperties": False,
+        "patternProperties": {"^x": {"type": "boolean"}},
+        "maxProperties": 1,
+    },
     {  # after "a" ends: "}", or "b" with true or false
         "type": "object",
         "additionalProperties": False,
@@ -332,12 +381,13 @@ NOT_OPEN = [
         "additionalProperties": False,
         "properties": {"a": {"type": "string"}, "b": {"const": "c"}},
     },
-    {"type": "integer"},  # "0" can only be 0
-    {"type": "integer", "minimum": 0},
-    {"type": "number", "maximum": 5},  # "5" can only be 5
+    {"type": "integer", "minimum": 0, "maximum": 65535},  # could run out (65,536 values)
+    {"type": "integer", "multipleOf": 2},  # not counted
     {"type": "array", "maxItems": 2},
     {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},  # 5 values in all
-    {"anyOf": [{"type": "string"}, {"enum": [1, 2]}]},  # "1" can only be 1
+    {"anyOf": [{"type": "object", "maxProperties": 1}, {"enum": [1, 2]}]},  # neither open
+    {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 5}]},  # overlapping
+    {"type": "string", "format": "regex", "maxLength": 3},  # not counted
     {"oneOf": [{"type": "string"}, {"type": "string", "pattern": "^a"}]},  # overlapping
     {"type": "object", "maxProperties": 1, "anyOf": [{"required": ["a"]}]},  # "{"a":1" ends
     {"type": "string", "anyOf": [{"enum": ["x"]}, {"maxLength": 1}]},  # a million values
@@ -358,7 +408,9 @@ def test_open_ended_items_compile_exactly(items: Any) -> None:
     rng = random.Random(3)
     pool = ['"x"', '"xy"', '"\\u0078"', '{"a":1}', '{"a":1.0}', '{"a":"x","b":2}']
     pool += ['"x-y"', '"x-"', '"ab-xy"', '"\\u0078y"', '"-x"', '"http://x"', '"http://\\u0078"']
-    pool += ['{"b":2,"a":"x"}', '{"a":"\\u0078","b":2.0}', "{}", '"ab"']
+    pool += ['{"b":2,"a":"x"}', '{"a":"\\u0078","b":2.0}', "{}", '"ab"', '{"x-a":1}']
+    pool += ['{"a":true,"x-b":"x"}', '{"x-b":"x","a":true}', '{"a":false}', '{"x-a":1,"x-a":2}']
+    pool += ['{"a":null}', '{"b":null,"a":true}', '{"a":true,"b":["x"]}', '{"b":["x","x"]}']
     pool += ["1", "1.0", "0", "-0", "2", "true", "false", "null", "[]", "[1]", "[1.0]", '["x"]']
     if isinstance(items, dict) and items.get("type") == "integer":
         pool.remove("1.0")  # integer grammars spell integers without a fraction (a known gap)
@@ -397,6 +449,23 @@ MANY_STRINGS = [
     {"type": ["null", "string"], "maxLength": 4, "minLength": 1},
     # A union has the values of its largest branch (a search: anything around "xy").
     {"type": "string", "anyOf": [{"enum": ["x", "ab"]}, {"pattern": "xy"}]},
+    {"type": "string", "format": "regex"},  # context-free, infinitely many
+]
+# Number items: "0" can only be 0, "5" under a maximum of 5 only 5 (searched at every byte).
+MANY_NUMBERS = [
+    {"type": "integer"},
+    {"type": "integer", "minimum": 0},
+    {"type": "number", "maximum": 5},
+    {"type": "number", "minimum": 0, "maximum": 1},
+    {"type": "integer", "minimum": -(2**40), "maximum": 2**40},
+    {"type": "integer", "not": {"enum": [0]}},  # 0 and -0 left out
+    {"type": ["integer", "string"], "maxLength": 2},
+    {"anyOf": [{"type": "string"}, {"enum": [1, 2]}]},
+    {"anyOf": [{"type": "integer", "maximum": 10}, {"type": "boolean"}]},
+    # Scalars beside an open-ended branch: "1" and "ab" are searched, objects are open.
+    {"anyOf": [{"type": "string", "pattern": "^(ab|[0-9]+)$"}, {"type": "object"}]},
+    {"oneOf": [{"type": "integer", "maximum": 2}, {"type": "object", "required": ["a"]}]},
+    {"anyOf": [{"enum": [1, "a", None]}, {"type": "array"}]},
 ]
 
 
@@ -413,11 +482,99 @@ def test_many_strings_compile_exactly(items: Any) -> None:
     )
     pool = ['"x"', '"xy"', '"xxy"', '"\\u0078y"', '"abcd"', '"ab"', '"0123abcd-0123"']
     pool += ['"0123abcd-0124"', '"0123abcd-012\\u0033"', '"12345678-1234-1234-1234-123456789abc"']
-    pool += ["null", '"a-b"', '"a--b"', '"abcdefghij"', '""']
+    pool += ["null", '"a-b"', '"a--b"', '"abcdefghij"', '""', '"(x"', '"x{2}"', '"x|y"']
     rng = random.Random(7)
     for _ in range(200):
         doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
         assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
+
+
+@pytest.mark.parametrize("items", MANY_NUMBERS)
+def test_many_numbers_compile_exactly(items: Any) -> None:
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        text = schema_to_gbnf(schema, strict=True)
+    assert "#@ distinct-items" in text
+    grammar = gs.Grammar.from_gbnf(text)
+    validator = jsonschema.Draft202012Validator(schema)
+    pool = ["0", "-0", "1", "2", "5", "10", "11", "0.5", "0.25", "-3", "1e0", "1.5e1", "2.5"]
+    pool += ["true", "false", '"a"', '"ab"', '"abc"', "6", "9", "-10", str(2**40), str(2**41)]
+    pool += ["{}", '{"a":1}', '{"a":1.0}', "[]", "[1]", '"12"', "null"]
+    rng = random.Random(11)
+    for _ in range(300):
+        doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
+        if accepts(grammar, doc):  # (1e0 is no spelling of an integer here: a known gap)
+            assert validator.is_valid(json.loads(doc)), doc
+    # Every valid array of plain spellings is accepted.
+    plain = ["0", "1", "2", "5", "10", "11", "0.5", "-3", "true", '"a"', '"abc"', str(2**40)]
+    plain += ["{}", '{"a":1}', "[]", "[1]", '"ab"', '"12"', "null"]
+    for _ in range(300):
+        doc = "[" + ",".join(rng.choice(plain) for _ in range(rng.randint(0, 4))) + "]"
+        assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
+
+
+# Integers written as "[", items, "]" with no layout: "0" and "-0" are one value; a digit set
+# runs out.
+INTEGERS = r"""
+root ::= "[" "]" | "[" int ("," int)* "]"
+int ::= "-"? ("0" | [1-9] [0-9]*)
+#@ distinct-items root
+"""
+DIGITS = r"""
+root ::= "[" "]" | "[" digit ("," digit)* "]"
+digit ::= [0-2] | "1" [0-1]
+#@ distinct-items root
+"""
+
+
+def test_a_number_that_can_only_become_copies_is_refused() -> None:
+    m = gs.Matcher(gs.Grammar.from_gbnf(INTEGERS))
+    assert m.accept_bytes(b"[0,")
+    assert not m.fork().accept_bytes(b"0")  # "0" can only be 0
+    assert not m.fork().accept_bytes(b"-0")  # -0 is 0 too
+    assert m.fork().accept_bytes(b"-1]")
+    assert m.accept_bytes(b"1,1")  # 10, 11... are still new
+    assert not m.fork().accept_bytes(b",")
+    assert m.accept_bytes(b"0,10")
+    assert not m.fork().accept_bytes(b"]")
+    digits = gs.Matcher(gs.Grammar.from_gbnf(DIGITS))  # 0, 1, 2, 10, 11
+    assert digits.accept_bytes(b"[1,10,")
+    assert digits.fork().accept_bytes(b"1")  # 11 is still new
+    assert digits.accept_bytes(b"11,")
+    assert not digits.fork().accept_bytes(b"1")  # 1, 10 and 11 are taken
+    assert digits.accept_bytes(b"0,2")
+    assert not digits.fork().accept_bytes(b",")  # all five are taken: no item can follow
+    assert digits.accept_bytes(b"]") and digits.can_terminate()
+
+
+NUMBERS = r"""
+root ::= "[" "]" | "[" num ("," num)* "]"
+num ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
+#@ distinct-items root
+"""
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_masks_of_number_items_equal_brute_force(seed: int) -> None:
+    # Prefixes that can still become 1000 or 12 only by rounding (999.99...9) or by an
+    # exponent (120e-1, 0.12e2), and tokens that close items beside digits.
+    pieces = ["[", "]", ",", "-", ".", "e", "e-", "e1", "0", "1", "2", "5", "9", "99", "999"]
+    pieces += ["9999999999", "12", "120", "1000", "1,", "2]", "0,", "00", ".5", "e2", "-0"]
+    tokens = [p.encode() for p in pieces] + [b"</s>"]
+    vocab = gs.Vocab(tokens, eos_ids=[len(tokens) - 1])
+    m = gs.Matcher(gs.compile(gs.Grammar.from_gbnf(NUMBERS), vocab))
+    assert m.accept_bytes(b"[1000,12,")
+    rng = random.Random(seed)
+    for _ in range(30):
+        allowed = assert_masks_exact(m, vocab.size)
+        assert allowed, "no token allowed: a dead end"
+        normal = [t for t in allowed if not vocab.is_eos(t)]
+        if not normal:
+            break
+        # Rounding needs long runs of 9s: prefer them.
+        nines = [t for t in normal if vocab.token_bytes(t) in (b"9999999999", b"999", b".")]
+        assert m.accept_token(rng.choice(nines if nines and rng.random() < 0.6 else normal))
 
 
 # Two-letter strings over a and b: four values, so copies run out inside an item and between

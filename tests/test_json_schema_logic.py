@@ -306,6 +306,22 @@ CASES: dict[str, tuple[Any, list[Any], list[Any]]] = {
         ["a", "b", None, True, [], {}],
         ["c", "", 1, 2.5],
     ),
+    # Numbers outside an enum: the open ranges around and between its values.
+    "integer-not-zero": (
+        {"type": "integer", "not": {"enum": [0]}},
+        [1, -1, 7, 10**20],
+        [0, -0, 0.0, 0.5, "1", None],
+    ),
+    "number-not-enum": (
+        {"type": "number", "not": {"enum": [1, 2.5, -3]}},
+        [0, 1.5, 2.4, 2.51, -3.5, -2, 10],
+        [1, 1.0, 2.5, -3, "2"],
+    ),
+    "not-numbers-and-strings": (
+        {"not": {"enum": [0, "a", 2]}},
+        [1, 3, -1, 0.5, "b", None, []],
+        [0, 2, 2.0, "a"],
+    ),
     # Unknown keys are annotations: schemas that differ only in them merge without conflict.
     "all-of-unknown-keys": (
         {"allOf": [{"x-note": "a", "type": "string"}, {"x-note": "b", "minLength": 2}]},

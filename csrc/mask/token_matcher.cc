@@ -200,14 +200,17 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
   const Vocab& vocab = compiled_->vocab();
   const detail::DistinctItems::Mark mark = distinct->GetMark();
   // A trial scan of the token's bytes first: only a token that closes a copy, begins a copied
-  // literal, ends a value inside an item (where the matcher may walk a forced rest) or
-  // separates two items (the set of values may have run out) can be refused; those get the
-  // exact accept test.
+  // literal, ends a value inside an item (where the matcher may walk a forced rest), separates
+  // two items (the set of values may have run out) or leaves a string or number item that may
+  // still become a copy can be refused; those get the exact accept test.
+  const bool item_level = distinct->AtItemLevel();  // (a number item may begin or go on)
   auto check = [&](TokenId id) {
     const auto bit = static_cast<uint32_t>(id);
     if (!detail::TestBit(words, bit) || vocab.IsEos(id) || vocab.IsSpecial(id)) return;
     const std::string_view bytes = vocab.Token(id);
-    if (bytes.find_first_of("\"}]tfn, \t\n\r") == std::string_view::npos) return;
+    if (!item_level && bytes.find_first_of("\"}]tfn, \t\n\r") == std::string_view::npos) {
+      return;
+    }
     bool may_refuse = false;
     for (char c : bytes) {
       const detail::DistinctItems::Closed scan = distinct->Apply(static_cast<uint8_t>(c), 0, true);
@@ -216,6 +219,11 @@ void TokenMatcher::ApplyDistinctItems(uint32_t* words) {
         break;
       }
     }
+    // Ending inside a string or number item that can still become a copy: the matcher
+    // searches there (a prefix the token went through on the way is no dead end if the
+    // token's end is none).
+    may_refuse = may_refuse || ((distinct->InNumberItem() || distinct->InStringItem()) &&
+                                distinct->TopItemMayCopy());
     distinct->UndoTo(mark);
     if (!may_refuse) return;
     bool accepted = false;

@@ -249,6 +249,18 @@ void DistinctItems::CloseItem(uint32_t frame, std::string_view item, Closed* clo
   items_.push_back(r);
 }
 
+bool DistinctItems::FrameMayCopy(uint32_t f, uint32_t start) const {
+  const std::string_view item = ItemText(start, static_cast<uint32_t>(text_.size()));
+  for (uint32_t k = frames_[f].last_item; k != kNone; k = items_[k].previous) {
+    const ItemRecord& r = items_[k];
+    if (AgreeWithValue(item, std::string_view(canon_).substr(r.canon_begin, r.canon_size))
+            .possible) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool DistinctItems::FrameProspects(uint32_t f, uint32_t start, std::string* remainders,
                                    std::vector<size_t>* ends, bool* all_known) const {
   bool possible = false;

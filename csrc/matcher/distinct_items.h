@@ -87,6 +87,12 @@ class DistinctItems {
   bool InStringItem() const {
     return top_ != kNone && frames_[top_].candidate && scalar_is_item_ && InString();
   }
+  // Inside a number that is an item of a candidate array (the top frame).
+  bool InNumberItem() const {
+    return top_ != kNone && frames_[top_].candidate && scalar_is_item_ && mode_ == kNumber;
+  }
+  // The top frame's unfinished item can still become one of its earlier items.
+  bool TopItemMayCopy() const { return FrameMayCopy(top_, scalar_start_); }
   // The finished items of the top frame's array.
   size_t TopItemCount() const;
   // CollectProspects for the top frame's unfinished item alone.
@@ -129,6 +135,8 @@ class DistinctItems {
     return std::string_view(text_).substr(begin, end - begin);
   }
   bool IsItemPosition() const { return top_ != kNone && frames_[top_].is_array; }
+  // Frame `f`'s unfinished item (from offset `start`) can still become an earlier item.
+  bool FrameMayCopy(uint32_t f, uint32_t start) const;
   // Adds the prospects of frame `f`'s unfinished item (from offset `start`).
   bool FrameProspects(uint32_t f, uint32_t start, std::string* remainders,
                       std::vector<size_t>* ends, bool* all_known) const;

@@ -18,6 +18,44 @@ bool IsNumberByte(char c) {
   return IsDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
+// Whether a JSON number whose text begins with `prefix` (unfinished) can still equal the
+// integer of canonical form `canonical` ("I", maybe "-", digits). "No" is sure only for a
+// prefix of plain digits, both sides within 15 significant digits: the number is then
+// 0.DXF x 10^m for digits D of the prefix and any X, F, m, so its significant digits are D's
+// (trailing zeros apart) or D's followed by more; rounding to a double can only carry it up to
+// the next value of D's length (999.9999999999999999 is 1000). Zero is reached by underflow
+// (5e-400), so it is always possible.
+bool IntegerPrefixMayEqual(std::string_view prefix, std::string_view canonical) {
+  constexpr size_t kExactDigits = 15;
+  const bool negative = canonical.size() > 1 && canonical[1] == '-';
+  std::string_view digits = canonical.substr(negative ? 2 : 1);
+  if (digits == "0") return true;
+  const bool prefix_negative = !prefix.empty() && prefix[0] == '-';
+  if (prefix_negative) prefix.remove_prefix(1);
+  if (prefix_negative != negative) return false;
+  if (prefix.empty() || prefix[0] == '0') return true;  // "0" goes on as 0.5e3: anything
+  for (char c : prefix) {
+    if (!IsDigit(c)) return true;  // a fraction or an exponent began: not judged
+  }
+  while (!digits.empty() && digits.back() == '0') digits.remove_suffix(1);
+  if (digits.size() > kExactDigits || prefix.size() > kExactDigits) return true;
+  auto strip = [](std::string_view v) {
+    while (!v.empty() && v.back() == '0') v.remove_suffix(1);
+    return v;
+  };
+  const bool longer = digits.size() > prefix.size() && digits.substr(0, prefix.size()) == prefix;
+  if (longer || digits == strip(prefix)) return true;
+  std::string up(prefix);  // the prefix plus one in its last digit
+  size_t k = up.size();
+  while (k > 0 && up[k - 1] == '9') up[--k] = '0';
+  if (k == 0) {
+    up.insert(up.begin(), '1');
+  } else {
+    ++up[k - 1];
+  }
+  return digits == strip(up);
+}
+
 // The canonical form, read: counts ("<digits>:") and whole forms skipped.
 class Canonical {
  public:
@@ -197,8 +235,12 @@ class Reader {
     if (kind != 'I' && kind != 'F') return kNo;
     const size_t start = i_;
     while (!AtEnd() && IsNumberByte(p_[i_])) ++i_;
-    if (AtEnd()) return kOpen;  // it may grow into anything
     const size_t after = c_.Skip(*pos, 0);
+    if (AtEnd()) {  // it may grow: into this value?
+      if (kind != 'I' || after == kNpos) return kOpen;
+      const std::string_view value = c_.text().substr(*pos, after - *pos);
+      return IntegerPrefixMayEqual(p_.substr(start), value) ? kOpen : kNo;
+    }
     if (after == kNpos) return kNo;
     scratch_.clear();
     AppendCanonicalJson(p_.substr(start, i_ - start), &scratch_);

@@ -106,10 +106,12 @@ class Matcher::Impl {
   bool walking_ = false;  // RestCanFinish is stepping (no walk inside a walk)
   static constexpr size_t kMaxStringSearch = 4096;
   bool StringItemCanBeNew(size_t* budget);
+  bool NumberItemCanBeNew(size_t* budget);
+  bool ItemStartCanBeNew(size_t* budget);
   bool NewItemCanFollow(size_t* budget);
   template <typename Body>
   bool Search(const Body& body);
-  bool searching_ = false;  // StringItemCanBeNew is stepping
+  bool searching_ = false;  // a search (StringItemCanBeNew...) is stepping
 
   std::vector<Snapshot> ring_;  // the last accepted states; capacity max_rollback + 1
   size_t head_ = 0;             // oldest entry
@@ -312,6 +314,9 @@ bool Matcher::Impl::StepByte(uint8_t byte) {
   if (distinct_->InStringItem()) return Search([this](size_t* budget) {
     return StringItemCanBeNew(budget);
   });
+  if (distinct_->InNumberItem()) return Search([this](size_t* budget) {
+    return NumberItemCanBeNew(budget);
+  });
   if (closed.next_item) return Search([this](size_t* budget) { return NewItemCanFollow(budget); });
   return true;
 }
@@ -332,8 +337,10 @@ bool Matcher::Impl::Search(const Body& body) {
   return found;
 }
 
-// After a ',' between items: when the next item can only be a string, whether one that no
-// earlier item has is still possible (StringItemCanBeNew from its opening quote).
+// After a ',' between items: whether an item that no earlier item has can still follow (a
+// finite set of scalar values can run out). Past the whitespace the layout forces, each byte
+// that may begin the item is tried: a string or number goes on with its search, a literal is
+// checked at its first letter (StepByte), a container counts as new.
 bool Matcher::Impl::NewItemCanFollow(size_t* budget) {
   std::vector<Item>& saved = EnterSearchLevel().saved;
   saved.assign(recognizer_.items().begin(), recognizer_.items().end());
@@ -341,17 +348,16 @@ bool Matcher::Impl::NewItemCanFollow(size_t* budget) {
   const uint64_t step = items_step_;
   const DistinctItems::Mark mark = distinct_->GetMark();
   bool found = true;
-  for (size_t n = 0; n < 256; ++n) {  // whitespace the layout forces, then the quote
+  for (size_t n = 0; n < 256; ++n) {
     if (recognizer_.complete() || recognizer_.HasTokenEdges()) break;
     int b = recognizer_.SingleNextByte();
     if (b < 0) b = recognizer_.SingleNextByteBesidesWhitespace();
-    if (b < 0 || (b != '"' && !IsWhitespaceByte(static_cast<uint8_t>(b)))) break;
-    if (!StepByte(static_cast<uint8_t>(b))) {
-      found = false;
+    if (b < 0 || !IsWhitespaceByte(static_cast<uint8_t>(b))) {
+      found = ItemStartCanBeNew(budget);
       break;
     }
-    if (b == '"') {
-      found = !distinct_->InStringItem() || StringItemCanBeNew(budget);
+    if (!StepByte(static_cast<uint8_t>(b))) {
+      found = false;
       break;
     }
   }
@@ -360,6 +366,81 @@ bool Matcher::Impl::NewItemCanFollow(size_t* budget) {
   distinct_->UndoTo(mark);
   --search_depth_;
   return found;
+}
+
+// At the start of an item (past the separator and forced whitespace): some byte the grammar
+// allows there begins an item that can still be new.
+bool Matcher::Impl::ItemStartCanBeNew(size_t* budget) {
+  uint64_t allowed[4] = {0, 0, 0, 0};
+  recognizer_.NextBytes(allowed);
+  std::vector<Item>& saved = EnterSearchLevel().saved;
+  struct Leave {
+    size_t* depth;
+    ~Leave() { --*depth; }
+  } leave{&search_depth_};
+  saved.assign(recognizer_.items().begin(), recognizer_.items().end());
+  const bool complete = recognizer_.complete();
+  const uint64_t step = items_step_;
+  const DistinctItems::Mark mark = distinct_->GetMark();
+  for (int b = 0; b < 256; ++b) {
+    if ((allowed[b >> 6] >> (b & 63) & 1) == 0 || IsWhitespaceByte(static_cast<uint8_t>(b))) {
+      continue;
+    }
+    if (b == '[' || b == '{' || *budget == 0) return true;
+    --*budget;
+    bool found = StepByte(static_cast<uint8_t>(b));
+    if (found && distinct_->InStringItem()) found = StringItemCanBeNew(budget);
+    if (found && distinct_->InNumberItem()) found = NumberItemCanBeNew(budget);
+    recognizer_.SetState(saved, complete);
+    items_step_ = step;
+    distinct_->UndoTo(mark);
+    if (found) return true;
+  }
+  return false;
+}
+
+// Whether the number item being read can still end as a value no earlier item of its array
+// has (an integer "0", or "6553" below a maximum of 65535, has few completions): a search
+// over the bytes the grammar allows, at most *budget steps (spent: assumed new). Bytes that
+// end the number come first (one step decides), then digits from 9 down (a run of copies
+// such as 1, 10, 100 goes on with 0), then the rest.
+bool Matcher::Impl::NumberItemCanBeNew(size_t* budget) {
+  if (recognizer_.HasTokenEdges() || !distinct_->TopItemMayCopy()) return true;
+  uint64_t allowed[4] = {0, 0, 0, 0};
+  recognizer_.NextBytes(allowed);
+  std::vector<Item>& saved = EnterSearchLevel().saved;
+  struct Leave {
+    size_t* depth;
+    ~Leave() { --*depth; }
+  } leave{&search_depth_};
+  saved.assign(recognizer_.items().begin(), recognizer_.items().end());
+  const bool complete = recognizer_.complete();
+  const uint64_t step = items_step_;
+  const DistinctItems::Mark mark = distinct_->GetMark();
+  auto is_number_byte = [](int b) {
+    return (b >= '0' && b <= '9') || b == '.' || b == 'e' || b == 'E' || b == '+' || b == '-';
+  };
+  static constexpr char kAfterDigits[] = {'.', 'e', 'E', '+', '-'};
+  int order[256];
+  int n = 0;
+  for (int b = 0; b < 256; ++b) {
+    if (!is_number_byte(b)) order[n++] = b;
+  }
+  for (int b = '9'; b >= '0'; --b) order[n++] = b;
+  for (char c : kAfterDigits) order[n++] = static_cast<uint8_t>(c);
+  for (int k = 0; k < n; ++k) {
+    const int b = order[k];
+    if ((allowed[b >> 6] >> (b & 63) & 1) == 0) continue;
+    if (*budget == 0) return true;
+    --*budget;
+    bool found = StepByte(static_cast<uint8_t>(b));
+    if (found && distinct_->InNumberItem()) found = NumberItemCanBeNew(budget);
+    recognizer_.SetState(saved, complete);
+    items_step_ = step;
+    distinct_->UndoTo(mark);
+    if (found) return true;
+  }
+  return false;
 }
 
 // Whether the string item being read can still end as a value no earlier item of its array

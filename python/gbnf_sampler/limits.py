@@ -326,7 +326,7 @@ LIMITS: tuple[Limit, ...] = (
         "integer range enumerated as the item values of `uniqueItems`",
         MAX_UNIQUE_DOMAIN,
         "values",
-        "`gs.limits.MAX_UNIQUE_DOMAIN` (beyond it `uniqueItems` is reported)",
+        "`gs.limits.MAX_UNIQUE_DOMAIN` (beyond it, below 2^32 values, `uniqueItems` is reported)",
     ),
     Limit(
         'subset rules of one object in `property_order="any"` (2^12: twelve properties)',

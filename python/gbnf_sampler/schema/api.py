@@ -37,9 +37,10 @@ others (``overlap``); when neither works it is a SchemaError (strict) or compile
 schema they negate can be negated (``logic``: also ``additionalProperties``, ``items``,
 ``contains``, small ``oneOf``). ``uniqueItems`` is exact when the items
 are a small finite set (enum, const, boolean, null, integers within bounds of at most
-:data:`~gbnf_sampler.limits.MAX_UNIQUE_DOMAIN` values: ``unique``), or open-ended (free
-strings, patterns that never end, objects that take any further key: a ``#@ distinct-items``
-directive that our matcher enforces and other GBNF engines read as a comment). ``contains``
+:data:`~gbnf_sampler.limits.MAX_UNIQUE_DOMAIN` values: ``unique``), scalars with at least 2^32
+values or enums of scalars (``scalar_items``), or open-ended (free strings, patterns that never
+end, objects that take any further key: a ``#@ distinct-items`` directive that our matcher
+enforces and other GBNF engines read as a comment). ``contains``
 with ``minContains``/``maxContains`` is exact (``contains``) except beside ``prefixItems`` or
 ``uniqueItems``. Not expressible (SchemaError when strict): those ``contains``,
 ``uniqueItems`` on other items, unevaluatedItems,

@@ -23,7 +23,8 @@ from it stays sound.
 
 from __future__ import annotations
 
-from itertools import combinations
+import math
+from itertools import combinations, pairwise
 from typing import Any
 
 from ..limits import MAX_DEPENDENCIES, MAX_NEGATED_ONEOF_BRANCHES, MAX_NEGATION_DEPTH
@@ -203,7 +204,28 @@ def _negate_enum(values: list[Any], kind: str) -> list[Any]:
     if kind == "boolean":
         remaining = [b for b in (True, False) if b not in values]
         return [{"enum": remaining}] if remaining else []
+    if kind == "number":
+        return _numbers_between(values)
     raise Cannot(f"cannot negate an enum of {kind} values")
+
+
+def _numbers_between(values: list[Any]) -> list[Any]:
+    """The numbers other than ``values``: the open intervals around and between them (an
+    exclusive bound excludes the value in every spelling: ``1``, ``1.0``, ``1e0``)."""
+    if (
+        not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in values
+        )
+        or not values
+    ):
+        raise Cannot("cannot negate an enum of numbers that are not all finite")
+    points = sorted(set(values))
+    out: list[Any] = [{"type": "number", "exclusiveMaximum": points[0]}]
+    for low, high in pairwise(points):
+        out.append({"type": "number", "exclusiveMinimum": low, "exclusiveMaximum": high})
+    out.append({"type": "number", "exclusiveMinimum": points[-1]})
+    return out
 
 
 def _negate_container(rest: dict[str, Any], kind: str, flatten: Flatten, depth: int) -> list[Any]:

@@ -8,18 +8,19 @@ v not in S.
 That is 2^k rules at most (fewer with ``maxItems``), so k is capped by :data:`MAX_UNIQUE_STATES`.
 When the items are open-ended instead (:func:`open_ended`: any value, free strings, unbounded
 numbers, arrays, objects that take any further key, closed objects that settle, and unions of
-them), or strings with at least 2^32 values (:func:`_many_strings`), or string enums too large
-for subset rules, the array rule is an ordinary one marked by a ``#@ distinct-items``
-directive, and the matcher refuses the byte that would close an item equal to an earlier one,
-or that leaves the item nothing but copies to become (csrc/matcher/distinct_items.h,
-matcher.cc). What the converter checks is what keeps that exact: a prefix the matcher accepts
-can always be finished with an item that is new. Elsewhere ``uniqueItems`` is reported
-(SchemaError when strict, dropped with a warning otherwise).
+them), or scalars with at least 2^32 values (:func:`~.scalar_items.many_scalars`: strings,
+numbers), or unions of those with open-ended ones (:func:`_searched_union`), or enums of
+scalars too large for subset rules, the array rule is an ordinary one marked by a
+``#@ distinct-items`` directive, and the matcher refuses the byte that would close an item
+equal to an earlier one, or that leaves the item nothing but copies to become, or a ``,`` when
+no new item can follow (csrc/matcher/distinct_items.h, matcher.cc). What the converter checks
+is what keeps that exact: a prefix the matcher accepts can always be finished with an item
+that is new. Elsewhere ``uniqueItems`` is reported (SchemaError when strict, dropped with a
+warning otherwise).
 """
 
 from __future__ import annotations
 
-import math
 from math import comb
 from typing import Any
 
@@ -27,8 +28,9 @@ from ..limits import MAX_SCHEMA_KIND_DEPTH, MAX_UNIQUE_DOMAIN, MAX_UNIQUE_STATES
 from ..regex import automata, tree
 from .context import SubschemaCompiler
 from .emit import NEVER, elements, wrap
-from .formats import ASSERTED, format_dfa, format_never_ends
+from .formats import ASSERTED, format_never_ends
 from .keywords import keywords_of
+from .scalar_items import integer_bound, many_scalars, only_scalars
 from .scalars import Unsupported, formats_of, kw_int, pointer, regex_node
 from .values import type_set, value_key
 
@@ -93,29 +95,13 @@ def _small_domain(flat: dict[str, Any]) -> list[Any] | None:
     )
     if "integer" in types:
         lo, hi = (
-            _bound(flat, "minimum", "exclusiveMinimum", 1),
-            _bound(flat, "maximum", "exclusiveMaximum", -1),
+            integer_bound(flat, "minimum", "exclusiveMinimum", 1),
+            integer_bound(flat, "maximum", "exclusiveMaximum", -1),
         )
         if lo is None or hi is None or hi - lo + 1 > MAX_UNIQUE_DOMAIN:
             return None
         out += list(range(lo, hi + 1))
     return out
-
-
-def _bound(flat: dict[str, Any], key: str, exclusive: str, step: int) -> int | None:
-    """The tightest integer bound from ``key`` (inclusive) and ``exclusive`` (None: none)."""
-    found: list[int] = []
-    for name, strict in ((key, False), (exclusive, True)):
-        value = flat.get(name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        exact = math.ceil(value) if step > 0 else math.floor(value)
-        if strict and exact == value:
-            exact += step
-        found.append(exact)
-    if not found:
-        return None
-    return max(found) if step > 0 else min(found)
 
 
 def unique_array_rule(
@@ -130,12 +116,16 @@ def unique_array_rule(
     if values is None:
         items_path = pointer(path, "items")
         items = flat.get("items", True)
-        if open_ended(conv, items, items_path) or _many_strings(conv, items, items_path):
+        if (
+            open_ended(conv, items, items_path)
+            or many_scalars(conv, items, items_path)
+            or _searched_union(conv, items, items_path)
+        ):
             return _distinct(conv, flat, path, depth)
         raise Unsupported(
             "uniqueItems is exact only when the items are a small finite set (enum, const, "
-            "boolean, null, integers within a small minimum/maximum range), strings with at "
-            "least 2^32 values, or open-ended (any value, unbounded numbers, arrays, objects "
+            "boolean, null, integers within a small minimum/maximum range), scalars with at "
+            "least 2^32 values (strings, numbers), or open-ended (any value, arrays, objects "
             "that take any further key, closed objects whose last open member is followed only "
             "by required constants)",
             where,
@@ -143,12 +133,12 @@ def unique_array_rule(
     lo = kw_int(flat, "minItems", path, 0) or 0
     hi = min(len(values), kw_int(flat, "maxItems", path) or len(values))
     if sum(comb(len(values), i) for i in range(hi + 1)) > MAX_UNIQUE_STATES:
-        if all(isinstance(v, str) for v in values):
-            # The matcher keeps string items apart, and refuses a "," once they have run out.
+        if not any(isinstance(v, (dict, list)) for v in values):
+            # The matcher keeps scalar items apart, and refuses a "," once they have run out.
             return None if lo > hi else _distinct(conv, flat, path, depth)
         raise Unsupported(
             f"uniqueItems over {len(values)} values needs more than {MAX_UNIQUE_STATES} "
-            "rules (at most 10 values, or a smaller maxItems, or only strings)",
+            "rules (at most 10 values, or a smaller maxItems, or no objects or arrays)",
             where,
         )
     if lo > hi:
@@ -160,9 +150,18 @@ def unique_array_rule(
 # numeric bounds are checked apart).
 _OPEN_STRING_KEYS = frozenset({"type", "minLength", "pattern", "format"})
 _OPEN_OBJECT_KEYS = frozenset(
-    {"type", "properties", "required", "minProperties", "additionalProperties", "dependentRequired"}
+    {
+        "type",
+        "properties",
+        "required",
+        "minProperties",
+        "additionalProperties",
+        "patternProperties",  # only when each takes any value (_takes_any_key)
+        "dependentRequired",
+    }
 )
-_OPEN_NUMBER_KEYS = frozenset({"type", "minimum", "exclusiveMinimum"})
+# (A format asserts nothing about a number: the checkers look at strings only.)
+_OPEN_NUMBER_KEYS = frozenset({"type", "minimum", "exclusiveMinimum", "format"})
 _OPEN_ARRAY_KEYS = frozenset({"type", "minItems", "items", "uniqueItems"})
 _INFINITE_TYPES = frozenset({"string", "object", "number", "integer", "array"})
 _ALL_TYPES = _INFINITE_TYPES | {"boolean", "null"}
@@ -194,7 +193,7 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str, depth: int = 0) 
         types = set(_ALL_TYPES)
     if not types & _INFINITE_TYPES:
         return False  # only true/false/null: finitely many values
-    if types == {"object"} and not _takes_any_key(conv, flat):
+    if types == {"object"} and not _takes_any_key(conv, flat, path, depth):
         return _closed_object_settles(conv, flat, path, depth)
     if types == {"object"}:
         # Branches that only require members leave an object that takes any key as open: it
@@ -217,7 +216,7 @@ def open_ended(conv: SubschemaCompiler, schema: Any, path: str, depth: int = 0) 
         return False  # maxLength, maxProperties, propertyNames, anything else that may bound it
     if "string" in types and not _string_never_ends(flat, path):
         return False
-    if "object" in types and not _takes_any_key(conv, flat):
+    if "object" in types and not _takes_any_key(conv, flat, path, depth):
         return False
     if "array" in types and not _array_never_ends(conv, flat, path, depth):
         return False
@@ -238,9 +237,24 @@ def _array_never_ends(conv: SubschemaCompiler, flat: dict[str, Any], path: str, 
     return bool(finite_values(conv, items, where))
 
 
-def _takes_any_key(conv: SubschemaCompiler, flat: dict[str, Any]) -> bool:
+def _takes_any_key(conv: SubschemaCompiler, flat: dict[str, Any], path: str, depth: int) -> bool:
+    """The object can always take one more key: any further key whose schema has a value
+    (``additionalProperties`` absent, true, or a schema with a value), or any key that matches a
+    pattern with infinitely many matches (``^x-``), where no pattern restricts values (the
+    grammar writes such keys after the declared ones, as many as wanted)."""
+    patterns = flat.get("patternProperties", {})
+    if not isinstance(patterns, dict) or any(v is not True and v != {} for v in patterns.values()):
+        return False
     extra = flat.get("additionalProperties", conv.options.additional_properties is not False)
-    return extra is True or extra == {}
+    if extra is True or extra == {}:
+        return True
+    where = pointer(path, "additionalProperties")
+    if isinstance(extra, dict) and (
+        open_ended(conv, extra, where, depth + 1) or finite_values(conv, extra, where)
+    ):
+        return True
+    where = pointer(path, "patternProperties")
+    return any(isinstance(p, str) and _pattern_never_ends(p, where) for p in patterns)
 
 
 _CLOSED_OBJECT_KEYS = frozenset(
@@ -316,54 +330,30 @@ def _one_spelling(value: Any) -> bool:
     return value is None or isinstance(value, (bool, str))
 
 
-# More values than items any array can hold (the matcher's text is under 4 GiB): a string
-# item can always be new.
-_INEXHAUSTIBLE = 2**32
-
-
-def _many_strings(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
-    """String items that may come down to few completions on the way (a uuid's last digit, the
-    last character under ``maxLength``) but have at least 2^32 values: the matcher searches for
-    a completion that is no copy at every byte of a string item (csrc/matcher/matcher.cc,
-    ``StringItemCanBeNew``), so such items are exact too, and so is ``null`` or a boolean
-    beside them (decided at their first letter)."""
+def _searched_union(conv: SubschemaCompiler, schema: Any, path: str) -> bool:
+    """An ``anyOf`` (or a ``oneOf`` of branches of different types) whose branches are each
+    open-ended or scalars: at the items' top level every prefix of a scalar is searched, so
+    such a branch needs no more than a value that is new, which the open-ended branches
+    (infinitely many values) or the scalar ones with at least 2^32 values always have."""
     flat = conv.flatten(schema, path, ())
     if not isinstance(flat, dict):
         return False
-    types = type_set(flat)
-    if types is None or "string" not in types or not types <= {"string", "null", "boolean"}:
-        return False
-    if isinstance(flat.get("anyOf"), list):
-        # A union has at least the values of each branch (with the keywords beside it).
-        rest = {k: v for k, v in flat.items() if k != "anyOf"}
-        return any(
-            _many_strings(conv, {"allOf": [rest, branch]}, pointer(path, "anyOf", i))
-            for i, branch in enumerate(flat["anyOf"])
+    for word in ("anyOf", "oneOf"):
+        branches = flat.get(word)
+        if keywords_of(flat) != {word} or not isinstance(branches, list) or not branches:
+            continue
+        where = [pointer(path, word, i) for i in range(len(branches))]
+        flats = [conv.flatten(b, w, ()) for b, w in zip(branches, where, strict=True)]
+        if word == "oneOf" and not _disjoint_types(flats):
+            return False
+        opened = [open_ended(conv, b, w, 1) for b, w in zip(branches, where, strict=True)]
+        for b, w, is_open in zip(flats, where, opened, strict=True):
+            if not is_open and not (isinstance(b, dict) and only_scalars(conv, b, w, 1)):
+                return False
+        return any(opened) or any(
+            many_scalars(conv, b, w, 1) for b, w in zip(branches, where, strict=True)
         )
-    if not keywords_of(flat) <= _OPEN_STRING_KEYS | {"maxLength"}:
-        return False
-    lo = kw_int(flat, "minLength", path, 0) or 0
-    hi = kw_int(flat, "maxLength", path)
-    patterns = [flat["pattern"]] if "pattern" in flat else []
-    asserted = [f for f in formats_of(flat) if f in ASSERTED]
-    if not patterns and not asserted:
-        return hi is None or hi >= max(lo, 2)  # over a million characters: 10^12 of length 2
-    if len(patterns) + len(asserted) > 1:
-        return False
-    try:
-        if asserted:
-            dfa = format_dfa(asserted[0])
-        else:
-            node = regex_node(patterns[0], pointer(path, "pattern"), search=True)
-            if isinstance(node, tree.Lang):
-                dfa = automata.language_dfa(node)
-            else:
-                dfa = automata.from_regex(tree.without(node, tree.SURROGATES))
-        if dfa is not None and (lo > 0 or hi is not None):
-            dfa = automata.intersect(dfa, automata.length_dfa(lo, hi))
-    except (Unsupported, automata.TooLarge):
-        return False
-    return dfa is not None and automata.size_at_least(dfa, _INEXHAUSTIBLE)
+    return False
 
 
 def _numbers_never_end(flat: dict[str, Any], types: set[str]) -> bool:
@@ -372,7 +362,7 @@ def _numbers_never_end(flat: dict[str, Any], types: set[str]) -> bool:
     a lower bound of at least 1."""
     if "number" in types:
         return "minimum" not in flat and "exclusiveMinimum" not in flat
-    low = _bound(flat, "minimum", "exclusiveMinimum", 1)
+    low = integer_bound(flat, "minimum", "exclusiveMinimum", 1)
     return low is not None and low >= 1
 
 
