@@ -2,20 +2,23 @@
 two grammars of one schema shape, one with ``uniqueItems: true`` (the matcher keeps the items
 distinct) and one without, interleaved in one process.
 
-    python bench/distinct_items.py [--vocab llama-bpe] [--rounds 5] [--items 12]
+    python bench/distinct_items.py [--vocab llama-bpe] [--rounds 5] [--items 12] [--json PATH]
 
 Each document is an array of ``--items`` distinct items (strings; objects with a string key;
 closed objects whose string member is followed by a constant, where the matcher walks the forced
-rest), tokenized greedily with the vocabulary's longest tokens. Kinds that this version cannot
-keep distinct are skipped. Every replay compiles afresh (cold:
-the mask cache starts empty) and is replayed twice more on the same compiled grammar (warm).
+rest; integers, searched at every digit), tokenized greedily with the vocabulary's longest
+tokens. Kinds that this version cannot keep distinct are skipped. Every replay compiles afresh
+(cold: the mask cache starts empty) and is replayed twice more on the same compiled grammar
+(warm).
 Prints per grammar and phase the p50/p90/max of ``fill_mask`` in microseconds, and the ratios
 distinct / plain. Masks of the distinct grammar are checked to allow every replayed token.
+``--json`` writes ``{kind: {metric: microseconds}}`` (for bench/ab_builds.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -38,6 +41,7 @@ def documents(count: int) -> dict[str, tuple[dict, bytes]]:
         "[" + ", ".join(f'{{"name": "{w}", "n": {i}}}' for i, w in enumerate(words)) + "]"
     ).encode()
     closed = ("[" + ", ".join(f'{{"name": "{w}", "kind": "tool"}}' for w in words) + "]").encode()
+    integers = ("[" + ", ".join(str(i * 37 % 1000) for i in range(count)) + "]").encode()
     return {
         "strings": ({"type": "array", "items": {"type": "string"}}, strings),
         "objects": (
@@ -59,6 +63,7 @@ def documents(count: int) -> dict[str, tuple[dict, bytes]]:
             },
             closed,
         ),
+        "integers": ({"type": "array", "items": {"type": "integer"}}, integers),
     }
 
 
@@ -91,7 +96,9 @@ def main() -> int:
     parser.add_argument("--vocab", default="llama-bpe")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--items", type=int, default=12)
+    parser.add_argument("--json", type=Path, help="write {kind: {metric: us}} here")
     args = parser.parse_args()
+    results: dict[str, dict[str, float]] = {}
     vocab = gs.Vocab.from_gguf(vocab_gguf(args.vocab))
     table = normal_tokens(vocab)
     row = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
@@ -121,9 +128,13 @@ def main() -> int:
                 stats[name] = (statistics.median(xs), xs[int(0.9 * (len(xs) - 1))], xs[-1])
                 p50, p90, top = stats[name]
                 print(f"  {phase} {name:>8}: p50 {p50:9.1f}  p90 {p90:9.1f}  max {top:9.1f} us")
+                metrics = results.setdefault(kind, {})
+                metrics.update({f"{phase} {name} p50": p50, f"{phase} {name} p90": p90})
             ratios = [d / p for d, p in zip(stats["distinct"], stats["plain"], strict=True)]
             p50, p90, top = ratios
             print(f"  {phase}    ratio: p50 {p50:.2f}x  p90 {p90:.2f}x  max {top:.2f}x")
+    if args.json:
+        args.json.write_text(json.dumps(results))
     return 0
 
 

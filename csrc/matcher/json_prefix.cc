@@ -23,20 +23,22 @@ bool IsNumberByte(char c) {
 // prefix of plain digits, both sides within 15 significant digits: the number is then
 // 0.DXF x 10^m for digits D of the prefix and any X, F, m, so its significant digits are D's
 // (trailing zeros apart) or D's followed by more; rounding to a double can only carry it up to
-// the next value of D's length (999.9999999999999999 is 1000). Zero is reached by underflow
-// (5e-400), so it is always possible.
+// the next value of D's length (999.9999999999999999 is 1000). One route is left out: a
+// nonzero digit string reaches 0 only by an exponent below -320 (5e-400), and a grammar whose
+// every completion of such a prefix underflows is no grammar the distinct-items check guards
+// (counting it would make every number "possibly 0" once 0 is an item).
 bool IntegerPrefixMayEqual(std::string_view prefix, std::string_view canonical) {
   constexpr size_t kExactDigits = 15;
   const bool negative = canonical.size() > 1 && canonical[1] == '-';
   std::string_view digits = canonical.substr(negative ? 2 : 1);
-  if (digits == "0") return true;
   const bool prefix_negative = !prefix.empty() && prefix[0] == '-';
   if (prefix_negative) prefix.remove_prefix(1);
-  if (prefix_negative != negative) return false;
-  if (prefix.empty() || prefix[0] == '0') return true;  // "0" goes on as 0.5e3: anything
   for (char c : prefix) {
     if (!IsDigit(c)) return true;  // a fraction or an exponent began: not judged
   }
+  if (prefix.empty() || prefix[0] == '0') return true;  // "0" goes on as 0.5e3: anything
+  if (digits == "0") return false;  // (but for the underflow above)
+  if (prefix_negative != negative) return false;
   while (!digits.empty() && digits.back() == '0') digits.remove_suffix(1);
   if (digits.size() > kExactDigits || prefix.size() > kExactDigits) return true;
   auto strip = [](std::string_view v) {

@@ -112,6 +112,7 @@ class Matcher::Impl {
   template <typename Body>
   bool Search(const Body& body);
   bool searching_ = false;  // a search (StringItemCanBeNew...) is stepping
+  size_t token_bytes_left_ = 0;  // AdvanceBytes: bytes of the token after this one
 
   std::vector<Snapshot> ring_;  // the last accepted states; capacity max_rollback + 1
   size_t head_ = 0;             // oldest entry
@@ -277,8 +278,13 @@ bool Matcher::Impl::AcceptTokenRef(uint32_t token_id) {
 }
 
 bool Matcher::Impl::AdvanceBytes(std::string_view bytes) {
-  for (char c : bytes) {
-    if (!StepByte(static_cast<uint8_t>(c))) return false;
+  struct Reset {
+    size_t* left;
+    ~Reset() { *left = 0; }
+  } reset{&token_bytes_left_};
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    token_bytes_left_ = bytes.size() - 1 - i;
+    if (!StepByte(static_cast<uint8_t>(bytes[i]))) return false;
   }
   return true;
 }
@@ -314,7 +320,9 @@ bool Matcher::Impl::StepByte(uint8_t byte) {
   if (distinct_->InStringItem()) return Search([this](size_t* budget) {
     return StringItemCanBeNew(budget);
   });
-  if (distinct_->InNumberItem()) return Search([this](size_t* budget) {
+  // A number item is searched where the token ends: a prefix that the rest of the token goes
+  // on from is no dead end unless the longer one is.
+  if (token_bytes_left_ == 0 && distinct_->InNumberItem()) return Search([this](size_t* budget) {
     return NumberItemCanBeNew(budget);
   });
   if (closed.next_item) return Search([this](size_t* budget) { return NewItemCanFollow(budget); });
