@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -43,6 +44,21 @@ def accepts(grammar: gs.Grammar, text: str) -> bool:
 
 def distinct(text: str) -> bool:
     return UNIQUE.is_valid(json.loads(text))
+
+
+def _exact_distinct(schema: dict[str, Any], **options: Any) -> gs.Grammar:
+    """The schema's grammar, compiled with no SchemaWarning and kept distinct by the matcher."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        text = schema_to_gbnf(schema, strict=True, **options)
+    assert "#@ distinct-items" in text
+    return gs.Grammar.from_gbnf(text)
+
+
+def _random_arrays(rng: random.Random, pool: list[str], count: int) -> Iterator[str]:
+    """`count` arrays of 0 to 4 items drawn from `pool` (texts)."""
+    for _ in range(count):
+        yield "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
 
 
 # Values with several spellings each: numbers (1, 1.0, 1e0, 10e-1), escapes, key orders,
@@ -397,11 +413,7 @@ NOT_OPEN = [
 @pytest.mark.parametrize("items", OPEN)
 def test_open_ended_items_compile_exactly(items: Any) -> None:
     schema = {"type": "array", "items": items, "uniqueItems": True}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SchemaWarning)
-        text = schema_to_gbnf(schema, strict=True, property_order="any")  # keys in any order
-    assert "#@ distinct-items" in text
-    grammar = gs.Grammar.from_gbnf(text)
+    grammar = _exact_distinct(schema, property_order="any")  # keys in any order
     validator = jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
@@ -414,27 +426,21 @@ def test_open_ended_items_compile_exactly(items: Any) -> None:
     pool += ["1", "1.0", "0", "-0", "2", "true", "false", "null", "[]", "[1]", "[1.0]", '["x"]']
     if isinstance(items, dict) and items.get("type") == "integer":
         pool.remove("1.0")  # integer grammars spell integers without a fraction (a known gap)
-    for _ in range(200):
-        doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
+    for doc in _random_arrays(rng, pool, 200):
         assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
 
 
 @pytest.mark.parametrize("items", CLOSED_SETTLING)
 def test_closed_objects_that_settle_compile_exactly(items: Any) -> None:
     schema = {"type": "array", "items": items, "uniqueItems": True}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SchemaWarning)
-        text = schema_to_gbnf(schema, strict=True, whitespace="compact")
-    assert "#@ distinct-items" in text
-    grammar = gs.Grammar.from_gbnf(text)
+    grammar = _exact_distinct(schema, whitespace="compact")
     validator = jsonschema.Draft202012Validator(schema)
     rng = random.Random(5)
     pool = ['{"a":"x"}', '{"a":"y"}', '{"a":"\\u0078"}', '{"a":"x","b":"c"}', '{"a":"y","b":"c"}']
     pool += ['{"a":"x","b":"d"}', '{"b":"c"}', '{"a":{"b":"x"}}', '{"a":{"b":"\\u0078"}}']
     pool += ['{"a":"a","b":"x"}', '{"a":"b","b":"x"}', '{"a":"a","b":"\\u0078"}', "{}"]
     pool += ['{"a":"a","c":"x"}', '{"b":"b","c":"x"}', '{"a":"a","b":"b","c":"x"}', '{"c":"x"}']
-    for _ in range(300):
-        doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
+    for doc in _random_arrays(rng, pool, 300):
         assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
 
 
@@ -472,11 +478,7 @@ MANY_NUMBERS = [
 @pytest.mark.parametrize("items", MANY_STRINGS)
 def test_many_strings_compile_exactly(items: Any) -> None:
     schema = {"type": "array", "items": items, "uniqueItems": True}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SchemaWarning)
-        text = schema_to_gbnf(schema, strict=True)
-    assert "#@ distinct-items" in text
-    grammar = gs.Grammar.from_gbnf(text)
+    grammar = _exact_distinct(schema)
     validator = jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
@@ -484,33 +486,26 @@ def test_many_strings_compile_exactly(items: Any) -> None:
     pool += ['"0123abcd-0124"', '"0123abcd-012\\u0033"', '"12345678-1234-1234-1234-123456789abc"']
     pool += ["null", '"a-b"', '"a--b"', '"abcdefghij"', '""', '"(x"', '"x{2}"', '"x|y"']
     rng = random.Random(7)
-    for _ in range(200):
-        doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
+    for doc in _random_arrays(rng, pool, 200):
         assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
 
 
 @pytest.mark.parametrize("items", MANY_NUMBERS)
 def test_many_numbers_compile_exactly(items: Any) -> None:
     schema = {"type": "array", "items": items, "uniqueItems": True}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SchemaWarning)
-        text = schema_to_gbnf(schema, strict=True)
-    assert "#@ distinct-items" in text
-    grammar = gs.Grammar.from_gbnf(text)
+    grammar = _exact_distinct(schema)
     validator = jsonschema.Draft202012Validator(schema)
     pool = ["0", "-0", "1", "2", "5", "10", "11", "0.5", "0.25", "-3", "1e0", "1.5e1", "2.5"]
     pool += ["true", "false", '"a"', '"ab"', '"abc"', "6", "9", "-10", str(2**40), str(2**41)]
     pool += ["{}", '{"a":1}', '{"a":1.0}', "[]", "[1]", '"12"', "null"]
     rng = random.Random(11)
-    for _ in range(300):
-        doc = "[" + ",".join(rng.choice(pool) for _ in range(rng.randint(0, 4))) + "]"
+    for doc in _random_arrays(rng, pool, 300):
         if accepts(grammar, doc):  # (1e0 is no spelling of an integer here: a known gap)
             assert validator.is_valid(json.loads(doc)), doc
     # Every valid array of plain spellings is accepted.
     plain = ["0", "1", "2", "5", "10", "11", "0.5", "-3", "true", '"a"', '"abc"', str(2**40)]
     plain += ["{}", '{"a":1}', "[]", "[1]", '"ab"', '"12"', "null"]
-    for _ in range(300):
-        doc = "[" + ",".join(rng.choice(plain) for _ in range(rng.randint(0, 4))) + "]"
+    for doc in _random_arrays(rng, plain, 300):
         assert accepts(grammar, doc) == validator.is_valid(json.loads(doc)), doc
 
 

@@ -22,6 +22,49 @@ using detail::IsWhitespaceByte;
 using detail::Item;
 using detail::Recognizer;
 
+namespace {
+
+// The orders in which the distinct-items searches try bytes, built once.
+struct SearchOrder {
+  uint8_t bytes[256];
+  size_t count = 0;
+  void Add(int b) { bytes[count++] = static_cast<uint8_t>(b); }
+};
+
+bool IsNumberByte(int b) {
+  return (b >= '0' && b <= '9') || b == '.' || b == 'e' || b == 'E' || b == '+' || b == '-';
+}
+
+// Inside a number item: the bytes that end the number first (one step decides), then digits
+// from 9 down (a run of copies such as 1, 10, 100 goes on with 0), then the rest.
+const SearchOrder& NumberOrder() {
+  static const SearchOrder order = [] {
+    SearchOrder o;
+    for (int b = 0; b < 256; ++b) {
+      if (!IsNumberByte(b)) o.Add(b);
+    }
+    for (int b = '9'; b >= '0'; --b) o.Add(b);
+    for (char c : {'.', 'e', 'E', '+', '-'}) o.Add(c);
+    return o;
+  }();
+  return order;
+}
+
+// At an item's start: every byte but whitespace and the containers' brackets (which the caller
+// decides without a step).
+const SearchOrder& ItemStartOrder() {
+  static const SearchOrder order = [] {
+    SearchOrder o;
+    for (int b = 0; b < 256; ++b) {
+      if (!IsWhitespaceByte(static_cast<uint8_t>(b)) && b != '[' && b != '{') o.Add(b);
+    }
+    return o;
+  }();
+  return order;
+}
+
+}  // namespace
+
 class Matcher::Impl {
  public:
   Impl(std::shared_ptr<const Automaton> automaton, const MatcherLimits& limits)
@@ -108,6 +151,7 @@ class Matcher::Impl {
   bool StringItemCanBeNew(size_t* budget);
   bool NumberItemCanBeNew(size_t* budget);
   bool ItemStartCanBeNew(size_t* budget);
+  bool SomeByteCanBeNew(const SearchOrder& order, const uint64_t allowed[4], size_t* budget);
   bool NewItemCanFollow(size_t* budget);
   template <typename Body>
   bool Search(const Body& body);
@@ -377,45 +421,31 @@ bool Matcher::Impl::NewItemCanFollow(size_t* budget) {
 }
 
 // At the start of an item (past the separator and forced whitespace): some byte the grammar
-// allows there begins an item that can still be new.
+// allows there begins an item that can still be new (a container always can).
 bool Matcher::Impl::ItemStartCanBeNew(size_t* budget) {
   uint64_t allowed[4] = {0, 0, 0, 0};
   recognizer_.NextBytes(allowed);
-  std::vector<Item>& saved = EnterSearchLevel().saved;
-  struct Leave {
-    size_t* depth;
-    ~Leave() { --*depth; }
-  } leave{&search_depth_};
-  saved.assign(recognizer_.items().begin(), recognizer_.items().end());
-  const bool complete = recognizer_.complete();
-  const uint64_t step = items_step_;
-  const DistinctItems::Mark mark = distinct_->GetMark();
-  for (int b = 0; b < 256; ++b) {
-    if ((allowed[b >> 6] >> (b & 63) & 1) == 0 || IsWhitespaceByte(static_cast<uint8_t>(b))) {
-      continue;
-    }
-    if (b == '[' || b == '{' || *budget == 0) return true;
-    --*budget;
-    bool found = StepByte(static_cast<uint8_t>(b));
-    if (found && distinct_->InStringItem()) found = StringItemCanBeNew(budget);
-    if (found && distinct_->InNumberItem()) found = NumberItemCanBeNew(budget);
-    recognizer_.SetState(saved, complete);
-    items_step_ = step;
-    distinct_->UndoTo(mark);
-    if (found) return true;
+  for (uint8_t bracket : {uint8_t{'['}, uint8_t{'{'}}) {
+    if ((allowed[bracket >> 6] >> (bracket & 63) & 1) != 0) return true;
   }
-  return false;
+  return SomeByteCanBeNew(ItemStartOrder(), allowed, budget);
 }
 
 // Whether the number item being read can still end as a value no earlier item of its array
-// has (an integer "0", or "6553" below a maximum of 65535, has few completions): a search
-// over the bytes the grammar allows, at most *budget steps (spent: assumed new). Bytes that
-// end the number come first (one step decides), then digits from 9 down (a run of copies
-// such as 1, 10, 100 goes on with 0), then the rest.
+// has (an integer "0", or "6553" below a maximum of 65535, has few completions).
 bool Matcher::Impl::NumberItemCanBeNew(size_t* budget) {
   if (recognizer_.HasTokenEdges() || !distinct_->TopItemMayCopy()) return true;
   uint64_t allowed[4] = {0, 0, 0, 0};
   recognizer_.NextBytes(allowed);
+  return SomeByteCanBeNew(NumberOrder(), allowed, budget);
+}
+
+// Tries the bytes of `order` that the grammar allows next (`allowed`), one at a time, each
+// followed by the search of the string or number item it leaves the text in, restoring the
+// state after each: true at the first that can still be new, or once *budget steps are spent
+// (assumed new).
+bool Matcher::Impl::SomeByteCanBeNew(const SearchOrder& order, const uint64_t allowed[4],
+                                     size_t* budget) {
   std::vector<Item>& saved = EnterSearchLevel().saved;
   struct Leave {
     size_t* depth;
@@ -425,23 +455,13 @@ bool Matcher::Impl::NumberItemCanBeNew(size_t* budget) {
   const bool complete = recognizer_.complete();
   const uint64_t step = items_step_;
   const DistinctItems::Mark mark = distinct_->GetMark();
-  auto is_number_byte = [](int b) {
-    return (b >= '0' && b <= '9') || b == '.' || b == 'e' || b == 'E' || b == '+' || b == '-';
-  };
-  static constexpr char kAfterDigits[] = {'.', 'e', 'E', '+', '-'};
-  int order[256];
-  int n = 0;
-  for (int b = 0; b < 256; ++b) {
-    if (!is_number_byte(b)) order[n++] = b;
-  }
-  for (int b = '9'; b >= '0'; --b) order[n++] = b;
-  for (char c : kAfterDigits) order[n++] = static_cast<uint8_t>(c);
-  for (int k = 0; k < n; ++k) {
-    const int b = order[k];
+  for (size_t k = 0; k < order.count; ++k) {
+    const uint8_t b = order.bytes[k];
     if ((allowed[b >> 6] >> (b & 63) & 1) == 0) continue;
     if (*budget == 0) return true;
     --*budget;
-    bool found = StepByte(static_cast<uint8_t>(b));
+    bool found = StepByte(b);
+    if (found && distinct_->InStringItem()) found = StringItemCanBeNew(budget);
     if (found && distinct_->InNumberItem()) found = NumberItemCanBeNew(budget);
     recognizer_.SetState(saved, complete);
     items_step_ = step;
